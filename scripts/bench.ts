@@ -1,0 +1,243 @@
+/**
+ * Cutout's speed benchmark (issue 3): the model's arithmetic and floor, end-to-end latency
+ * through HTTP per stage, the peer (@imgly/background-removal-node) on the same photos,
+ * throughput and latency under concurrent clients, /healthz during load, and peak memory.
+ *
+ *   npm run bench -- [--quick] [--skip-peer] [--sizes 0.7,2.5,10.7] [--concurrency 1,2,4,8,16]
+ *                    [--runs N] [--out FILE.json] [--photo FILE]
+ *
+ * It compiles src/ into bench/.build, starts that server as a child process on a free
+ * loopback port with a fresh data directory (the assembled model linked in from ./data),
+ * and prints a Markdown report; docs/benchmarks.md records one. Only 127.0.0.1 is contacted.
+ */
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { assembleModel } from '../src/model/assemble-model.js';
+import { decodeForModel } from '../src/pipeline/decode.js';
+import { toModelTensor } from '../src/pipeline/segment.js';
+import { renderLoadChart } from './bench/chart.js';
+import { CpuAccount } from './bench/cpu-account.js';
+import { imageInfo, measureEndToEnd } from './bench/end-to-end.js';
+import { makeBenchImages, type BenchImage } from './bench/inputs.js';
+import { measureCutoutLoad, measurePeerLoad, PeakTracker, type LoadLevel } from './bench/load-phases.js';
+import { describeMachine } from './bench/machine.js';
+import { measureModelArithmetic } from './bench/model-arithmetic.js';
+import { measureMatMul, measurePasses, measureTensorShapes, openFloorMeter } from './bench/onnx-reference.js';
+import { PeerWorker } from './bench/peer.js';
+import { readProcessMemory } from './bench/process-memory.js';
+import { renderReport } from './bench/report.js';
+import type { BenchResults } from './bench/results.js';
+import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
+import { median } from './bench/stats.js';
+import { judgeTargets } from './bench/targets.js';
+
+const USAGE = `usage: npm run bench -- [options]
+
+  --quick               fewer runs and requests: a smoke test of every phase (~5 min)
+  --skip-peer           do not run @imgly/background-removal-node (bench/peer)
+  --sizes LIST          photo sizes in megapixels (default 0.7,2.5,10.7)
+  --concurrency LIST    concurrent clients of the load phases (default 1,2,4,8,16; quick 1,8)
+  --runs N              single-request runs per size, and model passes for the floor (default 5; quick 2)
+  --out FILE.json       write every figure as JSON, and the chart as FILE.svg beside it
+  --photo FILE          the photo to scale (default ../shared/fixtures/photos/animal-3.jpg)
+
+  The peer is installed once with: (cd bench/peer && npm install --ignore-scripts)`;
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const MAX_PIXELS = 50_000_000;
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    'skip-peer': { type: 'boolean', default: false },
+    sizes: { type: 'string', default: '0.7,2.5,10.7' },
+    concurrency: { type: 'string' },
+    runs: { type: 'string' },
+    out: { type: 'string' },
+    photo: { type: 'string', default: join(ROOT, '../shared/fixtures/photos/animal-3.jpg') },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (args.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
+const numbers = (list: string, name: string) => {
+  const parsed = list.split(',').map((v) => Number(v.trim()));
+  if (parsed.length === 0 || parsed.some((v) => !(v > 0))) throw new Error(`--${name} takes positive numbers separated by commas, not ${JSON.stringify(list)}`);
+  return parsed;
+};
+const quick = args.quick;
+const sizes = numbers(args.sizes, 'sizes');
+const concurrency = numbers(args.concurrency ?? (quick ? '1,8' : '1,2,4,8,16'), 'concurrency').map(Math.round);
+const runs = Math.round(numbers(args.runs ?? (quick ? '2' : '5'), 'runs')[0]);
+const threads = Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParallelism();
+const skipPeer = args['skip-peer'];
+
+const began = performance.now();
+const log = (line: string) => console.error(`[${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+
+/** Cutout's load levels: enough requests for percentiles, bounded so a full run stays near 15 minutes. */
+const cutoutLevels: LoadLevel[] = concurrency.map((clients) => ({
+  clients,
+  maxRequests: quick ? Math.max(2, clients) : Math.max(8, Math.min(2 * clients, 32), clients === 8 ? 24 : 0),
+  maxMs: quick ? 30_000 : 60_000,
+}));
+/** The peer is 3–10 × slower: fewer calls, and every client's first call always completes. */
+const peerLevels: LoadLevel[] = concurrency.map((clients) => ({ clients, maxRequests: quick ? clients : Math.max(4, clients), maxMs: quick ? 30_000 : 90_000 }));
+
+async function main(): Promise<void> {
+  const machine = describeMachine();
+  const startedAt = new Date().toISOString();
+  const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+  log(`${command} on ${machine.cpu}, ${machine.cores} cores; load average ${machine.loadAverage.join(' / ')}`);
+  if (machine.loadAverage[0] > machine.cores * 0.5) log(`warning: the machine is busy (load ${machine.loadAverage[0]} on ${machine.cores} cores); timings will be disturbed`);
+
+  const work = await mkdtemp(join(tmpdir(), 'cutout-bench-'));
+  const images = await makeBenchImages(args.photo, sizes, work);
+  log(`photos: ${images.map((i) => `${i.label} ${i.width}×${i.height} (${(i.bytes.length / 1e6).toFixed(2)} MB)`).join(', ')}`);
+
+  const modelPath = await assembleModel(join(ROOT, 'data'));
+  log('model arithmetic: parsing the ONNX graph and fetching every convolution\'s input and output once');
+  const model = { path: relative(ROOT, modelPath), bytes: (await stat(modelPath)).size, ...(await measureModelArithmetic(modelPath, measureTensorShapes)) };
+  log(`  ${model.convolutions} convolutions, ${(model.macs / 1e9).toFixed(2)} GMAC per pass`);
+
+  const cpu = new CpuAccount();
+  const measuredMatmul = await cpu.measure(() => measureMatMul({ n: 2048, threads, warmup: 2, runs: quick ? 3 : 7 }));
+  const matmul = { ...measuredMatmul.value, foreignCores: measuredMatmul.foreignCores };
+  log(`GEMM reference: ${matmul.gflops.toFixed(0)} GFLOP/s (${matmul.median.toFixed(0)} ms per ${matmul.n}³ product)`);
+
+  const floorInput = images.reduce((best, i) => (Math.abs(i.megapixels - 2.5) < Math.abs(best.megapixels - 2.5) ? i : best));
+  const tensor = toModelTensor(await decodeForModel(floorInput.bytes, { maxPixels: MAX_PIXELS, size: 1024 }));
+  let meter = await openFloorMeter(modelPath, tensor, threads);
+  const measuredBefore = await cpu.measure(() => measurePasses(meter, { warmup: 2, runs }));
+  const before = { ...measuredBefore.value, foreignCores: measuredBefore.foreignCores };
+  log(`inference alone: ${before.median.toFixed(0)} ms (${before.samples.map((v) => v.toFixed(0)).join(', ')})`);
+  // The package ships float16 weights; assembleModel rewrites them to float32 for the server.
+  // The shipped file's pass (what the peer runs) shows what that rewrite is worth.
+  const shippedPath = await assembleModel(join(ROOT, 'data'), { fp32: false });
+  let shipped: BenchResults['shippedModel'];
+  if (shippedPath !== modelPath) {
+    const shippedMeter = await openFloorMeter(shippedPath, tensor, threads);
+    shipped = { path: relative(ROOT, shippedPath), ...(await measurePasses(shippedMeter, { warmup: 1, runs: quick ? 2 : 3 })) };
+    await shippedMeter.close();
+    log(`the model as shipped (${shipped.path}): ${shipped.median.toFixed(0)} ms per pass`);
+  }
+
+  const buildDir = join(ROOT, 'bench/.build');
+  const build = await compileServer(ROOT, buildDir);
+  if (build.warning) log(`warning: ${build.warning}`);
+  let server: CutoutServer | undefined;
+  let peer: PeerWorker | undefined;
+  let finished = false;
+  try {
+    server = await startCutoutServer({ root: ROOT, buildDir, dataDir: join(work, 'data'), modelsDir: dirname(modelPath), threads });
+    log(`server ready at ${server.baseUrl} (pid ${server.pid}, log ${server.logPath})`);
+    const serverMemory = new PeakTracker(server.pid);
+    cpu.watch(server.pid);
+    const serverRssReady = readProcessMemory(server.pid)?.rss;
+    if (!skipPeer) {
+      peer = await PeerWorker.start(join(ROOT, 'bench/peer'));
+      log(`peer worker pid ${peer.pid}: ${Object.entries(peer.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    }
+    const peerMemory = peer ? new PeakTracker(peer.pid) : undefined;
+    if (peer) cpu.watch(peer.pid);
+
+    log(`end to end, ${runs} rounds per size: model alone, Cutout, peer`);
+    const endToEnd = await measureEndToEnd(images, server, peer, { runs, floorPass: () => meter.pass(), cpu, log });
+    // The load phases get the machine to themselves: this process's model session goes.
+    await meter.close();
+
+    const loadImage = floorInput;
+    log(`load: ${loadImage.label}, clients ${concurrency.join(', ')}`);
+    const cutoutLoad = await measureCutoutLoad(server, loadImage, cutoutLevels, { memory: serverMemory, cpu }, log);
+
+    const largest = images.reduce((a, b) => (b.megapixels > a.megapixels ? b : a));
+    const memoryClients = 16;
+    log(`memory: ${memoryClients} concurrent ${largest.label} requests`);
+    const [memory] = await measureCutoutLoad(server, largest, [{ clients: memoryClients, maxRequests: quick ? memoryClients : 2 * memoryClients, maxMs: 60_000 }], { memory: serverMemory, cpu }, log);
+    const serverPeakRss = serverMemory.overall;
+
+    let peerLoad: BenchResults['load']['peer'] = [];
+    if (peer && peerMemory) {
+      log(`peer load: ${loadImage.label}, clients ${concurrency.join(', ')}`);
+      peerLoad = await measurePeerLoad(peer, loadImage, peerLevels, { memory: peerMemory, cpu }, log);
+    }
+    const peerPeakRss = peerMemory?.overall;
+    const peerVersions = peer?.versions ?? {};
+    await peer?.stop();
+    peer = undefined;
+    await server.stop();
+    server = undefined;
+
+    meter = await openFloorMeter(modelPath, tensor, threads);
+    const measuredAfter = await cpu.measure(() => measurePasses(meter, { warmup: 1, runs }));
+    const after = { ...measuredAfter.value, foreignCores: measuredAfter.foreignCores };
+    await meter.close();
+    log(`inference alone, again: ${after.median.toFixed(0)} ms`);
+    const interleavedSamples = endToEnd.flatMap((e) => e.floor.samples);
+    const interleaved = { samples: interleavedSamples, median: median(interleavedSamples) };
+    const all = [...before.samples, ...interleavedSamples, ...after.samples];
+    const floor = { samples: all, median: median(all), before, interleaved, after, gflops: (2 * model.macs) / 1e9 / (median(all) / 1000) };
+
+    const partial: Omit<BenchResults, 'targets'> = {
+      startedAt,
+      durationS: (performance.now() - began) / 1000,
+      command,
+      machine,
+      loadAverageAfter: loadavg().map((l) => Math.round(l * 100) / 100),
+      options: { quick, skipPeer, sizes, concurrency, runs, photo: relative(ROOT, args.photo), cutoutLevels, peerLevels },
+      versions: await versions(peerVersions),
+      threads,
+      model,
+      floor,
+      shippedModel: shipped,
+      matmul,
+      endToEnd,
+      load: { image: imageInfo(loadImage), cutout: cutoutLoad, peer: peerLoad },
+      memory: { image: imageInfo(largest), ...memory },
+      serverRssReady,
+      serverPeakRss,
+      peerPeakRss,
+    };
+    const results: BenchResults = { ...partial, targets: judgeTargets(partial) };
+    console.log(renderReport(results));
+
+    if (args.out) {
+      const out = resolve(args.out);
+      await mkdir(dirname(out), { recursive: true });
+      await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
+      const chartPath = out.replace(/\.json$/i, '') + '.svg';
+      const subtitle = `${machine.cores} cores, ${startedAt.slice(0, 10)}`;
+      await writeFile(chartPath, renderLoadChart({ cutout: cutoutLoad, peer: peerLoad, imageLabel: loadImage.label, floorMs: floor.median, subtitle }));
+      log(`wrote ${relative(process.cwd(), out)} and ${relative(process.cwd(), chartPath)}`);
+    }
+    finished = true;
+  } finally {
+    await meter.close().catch(() => {});
+    await peer?.stop().catch(() => {});
+    await server?.stop().catch(() => {});
+    if (finished) await rm(work, { recursive: true, force: true });
+    else log(`stopped early; the photos and the server's log are kept in ${work}`);
+  }
+}
+
+/** Versions of what was measured: Cutout's own native dependencies and, if it ran, the peer's. */
+async function versions(peer: Record<string, string>): Promise<Record<string, string>> {
+  const own = async (name: string) => (JSON.parse(await readFile(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+  const result: Record<string, string> = { 'onnxruntime-node': await own('onnxruntime-node'), sharp: await own('sharp'), fastify: await own('fastify') };
+  for (const [name, version] of Object.entries(peer)) result[`peer ${name}`] = version;
+  return result;
+}
+
+await main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,110 @@
+import sharp from 'sharp';
+import { requestRemoval, type CutoutTarget, type RequestSample } from './http-load.js';
+import type { CpuAccount } from './cpu-account.js';
+import type { BenchImage } from './inputs.js';
+import type { PeerWorker } from './peer.js';
+import type { EndToEndResult, ImageInfo, StageMedians } from './results.js';
+import { median } from './stats.js';
+
+export const imageInfo = (image: BenchImage): ImageInfo => ({
+  label: image.label,
+  width: image.width,
+  height: image.height,
+  megapixels: Math.round(image.megapixels * 100) / 100,
+  jpegBytes: image.bytes.length,
+});
+
+/**
+ * Checks that an answer is what Cutout promises: a PNG at the input's size with an alpha
+ * channel that both keeps and removes pixels. A benchmark of wrong answers measures nothing.
+ */
+export async function checkCutoutAnswer(body: Buffer, image: BenchImage): Promise<void> {
+  const { image_base64: base64 } = JSON.parse(body.toString()) as { image_base64?: string };
+  if (!base64) throw new Error(`no image_base64 in the answer for ${image.label}`);
+  const png = Buffer.from(base64, 'base64');
+  const meta = await sharp(png).metadata();
+  if (meta.format !== 'png' || meta.width !== image.width || meta.height !== image.height || meta.channels !== 4) {
+    throw new Error(`answer for ${image.label} is ${meta.format} ${meta.width}×${meta.height}×${meta.channels}, expected png ${image.width}×${image.height}×4`);
+  }
+  const alpha = await sharp(png).extractChannel(3).stats();
+  const { min, max } = alpha.channels[0];
+  if (min !== 0 || max !== 255) throw new Error(`the alpha of ${image.label} spans ${min}..${max}: no cut-out`);
+}
+
+/** Medians of each Server-Timing stage, and of what they leave out, over some answers. */
+export function stageMedians(samples: RequestSample[]): StageMedians {
+  const timed = samples.filter((s) => s.timings);
+  const of = (pick: (s: RequestSample) => number) => median(timed.map(pick));
+  return {
+    decode: of((s) => s.timings!.decode),
+    preprocess: of((s) => s.timings!.preprocess),
+    queue: of((s) => s.timings!.queue),
+    inference: of((s) => s.timings!.inference),
+    postprocess: of((s) => s.timings!.postprocess),
+    encode: of((s) => s.timings!.encode),
+    other: of(({ ms, timings: t }) => ms - (t!.preprocess + t!.queue + Math.max(t!.inference, t!.decode) + t!.postprocess + t!.encode)),
+  };
+}
+
+export interface EndToEndOptions {
+  runs: number;
+  /** One bare model pass in this process, ms; one is timed per round, beside the requests. */
+  floorPass: () => Promise<number>;
+  cpu: CpuAccount;
+  log: (line: string) => void;
+}
+
+/**
+ * Each size, one request at a time: a checked warm-up through both, then `runs` rounds of
+ * a bare model pass, Cutout (base64 endpoint, whole answer read) and the peer (one
+ * removeBackground call), so a disturbance on a shared machine hits all three alike and the
+ * overhead ratio compares figures taken minutes, not a quarter of an hour, apart.
+ */
+export async function measureEndToEnd(images: BenchImage[], server: CutoutTarget, peer: PeerWorker | undefined, options: EndToEndOptions): Promise<EndToEndResult[]> {
+  const results: EndToEndResult[] = [];
+  for (const image of images) {
+    const warm = await requestRemoval(server, image.jsonBody);
+    if (!warm.sample.ok) throw new Error(`Cutout failed on ${image.label}: ${warm.sample.error}`);
+    await checkCutoutAnswer(warm.body, image);
+    if (peer) {
+      await peer.load(image);
+      const peerWarm = await peer.remove(image, true);
+      if (!peerWarm.ok) throw new Error(`the peer failed on ${image.label}: ${peerWarm.error}`);
+      if (peerWarm.output?.width !== image.width || peerWarm.output.height !== image.height || peerWarm.output.format !== 'png') {
+        throw new Error(`the peer's answer for ${image.label} is ${JSON.stringify(peerWarm.output)}`);
+      }
+    }
+    options.log(`  ${image.label} (${image.width}×${image.height}): warm-up Cutout ${warm.sample.ms.toFixed(0)} ms${peer ? '' : ', peer skipped'}`);
+
+    const cutout: RequestSample[] = [];
+    const peerMs: number[] = [];
+    const floorMs: number[] = [];
+    const { foreignCores } = await options.cpu.measure(async () => {
+    for (let run = 0; run < options.runs; run++) {
+      floorMs.push(await options.floorPass());
+      const { sample } = await requestRemoval(server, image.jsonBody);
+      if (!sample.ok) throw new Error(`Cutout failed on ${image.label}: ${sample.error}`);
+      cutout.push(sample);
+      let line = `    run ${run + 1}/${options.runs}: model alone ${floorMs.at(-1)!.toFixed(0)} ms, Cutout ${sample.ms.toFixed(0)} ms`;
+      if (peer) {
+        const peerSample = await peer.remove(image);
+        if (!peerSample.ok) throw new Error(`the peer failed on ${image.label}: ${peerSample.error}`);
+        peerMs.push(peerSample.ms);
+        line += `, peer ${peerSample.ms.toFixed(0)} ms`;
+      }
+      options.log(line);
+    }
+    });
+    options.log(`    other processes used ${foreignCores.toFixed(2)} cores meanwhile`);
+    const cutoutMedian = median(cutout.map((s) => s.ms));
+    const floor = { samples: floorMs, median: median(floorMs) };
+    results.push({
+      image: imageInfo(image),
+      floor,
+      foreignCores,
+      cutout: { samples: cutout, median: cutoutMedian, stages: stageMedians(cutout), ratioToFloor: cutoutMedian / floor.median },
+      peer: peer ? { samples: peerMs, median: median(peerMs), ratioToCutout: median(peerMs) / cutoutMedian } : undefined,
+    });
+  }
+  return results;
+}

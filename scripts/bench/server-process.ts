@@ -1,0 +1,130 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdir, rm, symlink } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { httpRequest } from './http-load.js';
+
+/** A Cutout server the benchmark started as a child process, with a managed token ready. */
+export interface CutoutServer {
+  pid: number;
+  baseUrl: string;
+  managedToken: string;
+  /** The child's stdout and stderr (pino's JSON log). */
+  logPath: string;
+  /** SIGTERM, then SIGKILL after 15 s; resolves when the process has exited. */
+  stop(): Promise<void>;
+}
+
+export interface StartServerOptions {
+  /** The repository root (where package.json is). */
+  root: string;
+  /** The compiled server from {@link compileServer}. */
+  buildDir: string;
+  /** A fresh data directory for this run (database, models symlink). */
+  dataDir: string;
+  /** The directory holding the assembled model, linked as `<dataDir>/models`. */
+  modelsDir: string;
+  threads: number;
+}
+
+function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+  });
+}
+
+/**
+ * Compiles src/ with the project's tsconfig into `buildDir` (inside the repository, so
+ * node_modules resolves), leaving dist/ to its owners. tsc emits even when it reports type
+ * errors, which can happen while someone else edits src/; those are returned as a warning.
+ */
+export async function compileServer(root: string, buildDir: string): Promise<{ warning?: string }> {
+  await rm(buildDir, { recursive: true, force: true });
+  const tsc = join(root, 'node_modules/typescript/bin/tsc');
+  const { code, stdout, stderr } = await run(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', buildDir], { cwd: root });
+  if (!existsSync(join(buildDir, 'main.js'))) throw new Error(`tsc produced no ${buildDir}/main.js:\n${stdout}${stderr}`);
+  return code === 0 ? {} : { warning: `tsc exited with ${code} (type errors, emitted anyway):\n${(stdout + stderr).trim().split('\n').slice(0, 5).join('\n')}` };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/**
+ * Starts `node <buildDir>/main.js` on a free loopback port with its own data directory (the
+ * already assembled model linked in), SQLite, no rate limit and otherwise default settings; creates a user token with the CLI, waits for
+ * `GET /readyz` to answer 200 and exchanges the token for a managed one.
+ */
+export async function startCutoutServer(options: StartServerOptions): Promise<CutoutServer> {
+  await mkdir(options.dataDir, { recursive: true });
+  await symlink(options.modelsDir, join(options.dataDir, 'models'), 'dir');
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    CUTOUT_DATA_DIR: options.dataDir,
+    CUTOUT_INFERENCE_THREADS: String(options.threads),
+    DATABASE_URL: '',
+    REDIS_URL: '',
+    CUTOUT_MODEL_PATH: '',
+    // One token sends every request of the run; the per-token limit (60/min by default) would
+    // measure the limiter, not the pipeline.
+    CUTOUT_RATE_LIMIT: '0',
+  };
+
+  const created = await run(process.execPath, [join(options.buildDir, 'cli/main.js'), 'tokens', 'create', '--name', 'bench'], { cwd: options.root, env });
+  const tokenId = created.stdout.trim().split('\n').at(-1) ?? '';
+  if (created.code !== 0 || !tokenId.startsWith('cut_user_')) throw new Error(`cutout tokens create failed (${created.code}):\n${created.stdout}${created.stderr}`);
+
+  const logPath = join(options.dataDir, 'server.log');
+  const log = createWriteStream(logPath);
+  const child = spawn(process.execPath, [join(options.buildDir, 'main.js')], { cwd: options.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited(child);
+    clearTimeout(timer);
+  };
+
+  const baseUrl = `http://127.0.0.1:${port}`;
+  try {
+    const deadline = performance.now() + 180_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode} while starting; see ${logPath}`);
+      const ready = await httpRequest(`${baseUrl}/readyz`, { timeoutMs: 5_000 }).catch(() => undefined);
+      if (ready?.status === 200) break;
+      if (performance.now() > deadline) throw new Error(`the server was not ready after 180 s; see ${logPath}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const exchange = await httpRequest(`${baseUrl}/api/v1/auth/token`, { method: 'POST', headers: { token: tokenId } });
+    const managedToken = exchange.status === 200 ? (JSON.parse(exchange.body.toString()) as { managed_token?: string }).managed_token : undefined;
+    if (!managedToken) throw new Error(`token exchange answered ${exchange.status}: ${exchange.body.toString()}`);
+    return { pid: child.pid ?? 0, baseUrl, managedToken, logPath, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

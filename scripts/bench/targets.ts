@@ -1,0 +1,64 @@
+import type { BenchResults, EndToEndResult, TargetResult } from './results.js';
+
+const GIB = 2 ** 30;
+
+/** The size closest to `megapixels` among those measured, if one is within 30 %. */
+function sizeNear(results: EndToEndResult[], megapixels: number): EndToEndResult | undefined {
+  const best = [...results].sort((a, b) => Math.abs(a.image.megapixels - megapixels) - Math.abs(b.image.megapixels - megapixels))[0];
+  return best && Math.abs(best.image.megapixels - megapixels) / megapixels <= 0.3 ? best : undefined;
+}
+
+/**
+ * Issue 3's targets, judged on a run's figures. A target whose measurement was not made
+ * (a size not requested, --skip-peer) is listed with `pass: undefined`.
+ */
+export function judgeTargets(results: Omit<BenchResults, 'targets'>): TargetResult[] {
+  const targets: TargetResult[] = [];
+  const floor = results.floor.median;
+
+  const overhead = (name: string, entry: EndToEndResult | undefined, limit: number) => {
+    targets.push({
+      name,
+      target: `≤ ${limit.toFixed(2)} × inference alone`,
+      measured: entry ? `${entry.cutout.ratioToFloor.toFixed(3)} × (${entry.cutout.median.toFixed(0)} / ${entry.floor.median.toFixed(0)} ms, ${entry.image.label})` : 'not measured',
+      pass: entry ? entry.cutout.ratioToFloor <= limit : undefined,
+    });
+  };
+  overhead('end-to-end at 2.5 MP', sizeNear(results.endToEnd, 2.5), 1.1);
+  const large = results.endToEnd.filter((e) => e.image.megapixels >= 10).at(-1);
+  overhead('end-to-end at 10+ MP', large, 1.35);
+
+  for (const entry of results.endToEnd) {
+    targets.push({
+      name: `faster than the peer at ${entry.image.label}`,
+      target: '≥ 3 × (peer / Cutout)',
+      measured: entry.peer ? `${entry.peer.ratioToCutout.toFixed(2)} × (${entry.peer.median.toFixed(0)} / ${entry.cutout.median.toFixed(0)} ms)` : 'peer skipped',
+      pass: entry.peer ? entry.peer.ratioToCutout >= 3 : undefined,
+    });
+  }
+
+  const at8 = results.load.cutout.find((l) => l.clients === 8);
+  const needed = 0.9 * (1000 / floor);
+  targets.push({
+    name: 'throughput at 8 clients',
+    target: `≥ 90 % of 1 / inference = ${needed.toFixed(3)} req/s, no failures`,
+    measured: at8 ? `${at8.throughput.toFixed(3)} req/s = ${((at8.throughput * floor) / 10).toFixed(1)} %, ${at8.failures} failed of ${at8.requests}` : 'not measured',
+    pass: at8 ? at8.throughput >= needed && at8.failures === 0 : undefined,
+  });
+  targets.push({
+    name: '/healthz with 8 removals in flight',
+    target: 'p99 < 50 ms',
+    measured: at8?.health ? `p99 ${at8.health.p99.toFixed(1)} ms (max ${at8.health.max.toFixed(1)}, ${at8.health.count} probes)` : 'not measured',
+    pass: at8?.health ? at8.health.p99 < 50 && at8.health.failures === 0 : undefined,
+  });
+
+  const memory = results.memory;
+  const peak = memory ? (memory.peakRss ?? memory.sampledMaxRss) : undefined;
+  targets.push({
+    name: `peak RSS, ${memory?.clients ?? 16} concurrent ${memory?.image.label ?? '10 MP'} requests`,
+    target: '< 1.5 GB (1.40 GiB), no failures',
+    measured: memory && peak !== undefined ? `${(peak / GIB).toFixed(2)} GiB (${(peak / 1e9).toFixed(2)} GB), ${memory.failures} failed of ${memory.requests}` : 'not measured',
+    pass: memory && peak !== undefined ? peak < 1.5e9 && memory.failures === 0 : undefined,
+  });
+  return targets;
+}

@@ -1,0 +1,239 @@
+/**
+ * Quality evaluation: runs Cutout's real pipeline on labelled photos and scores the alpha
+ * channel it returns against the ground truth, raw (`refine: false`) and refined.
+ *
+ *   npm run eval -- [DIR …] [--refine on|off|compare] [--no-fringe] [--json FILE] [--all]
+ *
+ * DIR holds images/ and masks/ paired by base name (../shared/fixtures/labelled/* layout);
+ * with none, every folder under ../shared/fixtures/labelled. A folder whose masks hold only
+ * 0/128/255 is scored as binary (IoU, F-measure, boundary F, MAE), any other as soft mattes
+ * (MAE, MSE, SAD, gradient error, and the green-screen colour test of scripts/eval/fringe.ts);
+ * see scripts/eval/metrics.ts for the definitions. The model runs once per image whatever
+ * the number of modes (scripts/eval/memo-segmenter.ts).
+ * Model: CUTOUT_MODEL_PATH, or the bundled one assembled into CUTOUT_DATA_DIR (./data).
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import sharp from 'sharp';
+import { assembleModel } from '../src/model/assemble-model.js';
+import { loadSegmenter, type Segmenter } from '../src/model/onnx-segmenter.js';
+import type { RefineSettings } from '../src/pipeline/refine.js';
+import { removeBackground } from '../src/pipeline/remove-background.js';
+import { displayPath, findLabelledPairs, readGreyMask, resizeGreyMask, type GreyImage, type LabelledFolder, type LabelledPair } from './eval/dataset.js';
+import { composeOver, fringeScores, SCREEN_GREEN } from './eval/fringe.js';
+import { memoSegmenter } from './eval/memo-segmenter.js';
+import { meanOf, scoreBinary, scoreSoft, UNLABELLED } from './eval/metrics.js';
+import { FRINGE_MODE_REFINE, MODE_REFINE, modesFor, type FringeModeName, type ModeName } from './eval/modes.js';
+import { DEFINITIONS, printFolder, type FolderResult, type ImageResult, type Kind } from './eval/report.js';
+
+const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--no-fringe] [--json FILE] [--all]
+
+  DIR             folder with images/ and masks/ (same base names); default: every folder
+                  under ../shared/fixtures/labelled
+  --refine MODE   compare (default): the raw pipeline (refine: false) and the refined one,
+                  side by side, from one model run per image; on or off: only that one
+  --no-fringe     skip the green-screen colour test of soft-matte folders
+  --json FILE     also write every image's figures to FILE
+  --all           print every image, not only the worst five per folder
+
+  Model: CUTOUT_MODEL_PATH, or the bundled model assembled into CUTOUT_DATA_DIR (default ./data).`;
+
+const DEFAULT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../shared/fixtures/labelled');
+
+async function main(argv: string[]): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        refine: { type: 'string' },
+        'no-fringe': { type: 'boolean' },
+        json: { type: 'string' },
+        all: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (args.values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const modes = modesFor(args.values.refine);
+  if (!modes) {
+    console.error(`--refine takes on, off or compare, not ${args.values.refine}\n\n${USAGE}`);
+    return 2;
+  }
+  const dirs = args.positionals.length > 0 ? args.positionals.map((d) => resolve(d)) : await defaultDirs();
+  if (dirs.length === 0) {
+    console.error(`No folder to evaluate: none given and ${displayPath(DEFAULT_ROOT)} has no subfolders.\n\n${USAGE}`);
+    return 2;
+  }
+  const folders: LabelledFolder[] = [];
+  for (const dir of dirs) {
+    try {
+      folders.push(await findLabelledPairs(dir));
+    } catch (error) {
+      console.error((error as Error).message);
+      return 2;
+    }
+  }
+
+  const started = performance.now();
+  const modelPath = process.env.CUTOUT_MODEL_PATH ?? (await assembleModel(process.env.CUTOUT_DATA_DIR ?? './data'));
+  const threads = availableParallelism();
+  const model = await loadSegmenter(modelPath, { threads });
+  await model.run(new Float32Array(3 * model.size ** 2)); // warm-up, so the first image's time is like the others
+  const segmenter = memoSegmenter(model);
+  console.log(`model  ${displayPath(modelPath)} (${model.size}×${model.size} input, ${threads} threads); modes: ${modes.join(', ')}`);
+
+  const results: FolderResult[] = [];
+  try {
+    for (const folder of folders) {
+      const result = await evaluateFolder(folder, segmenter, modes, !args.values['no-fringe']);
+      printFolder(result, args.values.all ?? false);
+      results.push(result);
+    }
+  } finally {
+    await segmenter.close();
+  }
+
+  const all = results.flatMap((f) => f.images);
+  const scored = all.filter((r) => !r.error);
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`\ntotal ${seconds.toFixed(1)} s for ${all.length} images, ${segmenter.runs} model runs (model load included); per image:`);
+  for (const [index, mode] of modes.entries()) {
+    const rows = scored.map((r) => r.modes[mode]!);
+    const model = index === 0 ? `of which model run ${fmt(meanOf(rows, (r) => r.modelMs), 0)} ms` : "the model's output reused";
+    console.log(`  ${mode.padEnd(8)} pipeline ${fmt(meanOf(rows, (r) => r.pipelineMs), 0)} ms, ${model}, refine ${fmt(meanOf(rows, (r) => r.refineMs), 0)} ms`);
+  }
+  if (args.values.json) {
+    const report = { model: modelPath, threads, modes, totalSeconds: seconds, definitions: DEFINITIONS, folders: results };
+    await writeFile(args.values.json, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`per-image figures written to ${args.values.json}`);
+  }
+  const failed = all.length - scored.length;
+  if (failed > 0) console.log(`${failed} image(s) failed; see above`);
+  return failed > 0 ? 1 : 0;
+}
+
+async function defaultDirs(): Promise<string[]> {
+  if (!existsSync(DEFAULT_ROOT)) return [];
+  const entries = await readdir(DEFAULT_ROOT, { withFileTypes: true });
+  return entries.filter((e) => e.isDirectory()).map((e) => join(DEFAULT_ROOT, e.name)).sort();
+}
+
+async function evaluateFolder(folder: LabelledFolder, segmenter: Segmenter, modes: ModeName[], fringe: boolean): Promise<FolderResult> {
+  // Masks first: they are small, and their values decide how the folder is scored.
+  const masks = new Map<LabelledPair, GreyImage>();
+  for (const pair of folder.pairs) masks.set(pair, await readGreyMask(pair.maskPath));
+  const { kind, reason } = decideKind([...masks.values()]);
+
+  const images: ImageResult[] = [];
+  for (const [index, pair] of folder.pairs.entries()) {
+    if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${displayPath(folder.dir)} ${index + 1}/${folder.pairs.length} ${pair.name}`);
+    const result: ImageResult = {
+      name: pair.name,
+      image: pair.imagePath,
+      mask: pair.maskPath,
+      width: 0,
+      height: 0,
+      ambiguous: pair.ambiguous,
+      synthetic: pair.synthetic,
+      note: pair.note,
+      modes: {},
+    };
+    try {
+      const bytes = await readFile(pair.imagePath);
+      let mask = masks.get(pair)!;
+      for (const mode of modes) {
+        const t0 = performance.now();
+        const { cutout, modelMs, refineMs } = await runPipeline(bytes, segmenter, MODE_REFINE[mode]);
+        const pipelineMs = performance.now() - t0;
+        const alpha = alphaOf(cutout);
+        result.width = alpha.width;
+        result.height = alpha.height;
+        if (mask.width !== alpha.width || mask.height !== alpha.height) {
+          result.maskResizedFrom = `${mask.width}×${mask.height}`;
+          mask = await resizeGreyMask(mask, alpha.width, alpha.height, kind === 'binary');
+        }
+        const scores = kind === 'binary' ? { binary: scoreBinary(alpha.data, mask.data, alpha.width, alpha.height) } : { soft: scoreSoft(alpha.data, mask.data, alpha.width, alpha.height) };
+        result.modes[mode] = { pipelineMs, modelMs, refineMs, ...scores };
+      }
+      if (kind === 'soft' && fringe) result.fringe = await greenScreenTest(bytes, mask, segmenter, modes);
+    } catch (error) {
+      result.error = error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
+    }
+    images.push(result);
+  }
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  return { dir: folder.dir, kind, kindReason: reason, manifest: folder.manifestPath, unpaired: folder.unpaired, modes, images };
+}
+
+interface RgbaImage {
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** What the API would return, decoded: the image through removeBackground and the PNG read back as RGBA. */
+async function runPipeline(bytes: Uint8Array, segmenter: Segmenter, refine: boolean | RefineSettings): Promise<{ cutout: RgbaImage; modelMs: number; refineMs: number }> {
+  const { png, timings } = await removeBackground(bytes, { segmenter, maxPixels: 1e9, refine });
+  const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { cutout: { data, width: info.width, height: info.height }, modelMs: timings.inference, refineMs: timings.refine ?? 0 };
+}
+
+function alphaOf(cutout: RgbaImage): GreyImage {
+  const data = new Uint8Array(cutout.width * cutout.height);
+  for (let i = 0; i < data.length; i++) data[i] = cutout.data[4 * i + 3];
+  return { data, width: cutout.width, height: cutout.height };
+}
+
+/**
+ * The image laid over green with its true matte (already at the image's size), cut out in
+ * every mode plus "refined alpha, raw colours", each cut-out scored on white and black.
+ */
+async function greenScreenTest(bytes: Uint8Array, matte: GreyImage, segmenter: Segmenter, modes: ModeName[]): Promise<ImageResult['fringe']> {
+  const { data: foreground, info } = await sharp(bytes).autoOrient().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  if (info.width !== matte.width || info.height !== matte.height) throw new Error(`green-screen test: image ${info.width}×${info.height}, matte ${matte.width}×${matte.height}`);
+  const composite = await sharp(composeOver(foreground, matte.data, SCREEN_GREEN), { raw: { width: info.width, height: info.height, channels: 3 } }).png().toBuffer();
+  const fringeModes: FringeModeName[] = modes.length > 1 ? ['raw', 'alphaOnly', 'refined'] : modes;
+  const scores: ImageResult['fringe'] = {};
+  for (const mode of fringeModes) {
+    const { cutout } = await runPipeline(composite, segmenter, FRINGE_MODE_REFINE[mode]);
+    scores[mode] = fringeScores(cutout.data, foreground, matte.data);
+  }
+  return scores;
+}
+
+/** Binary when every mask holds only 0, 128 (unlabelled) and 255; soft mattes otherwise. */
+function decideKind(masks: GreyImage[]): { kind: Kind; reason: string } {
+  let withBand = 0;
+  const levels = new Set<number>();
+  for (const mask of masks) {
+    let band = false;
+    for (const v of mask.data) {
+      levels.add(v);
+      if (v === UNLABELLED) band = true;
+    }
+    if (band) withBand++;
+  }
+  const other = [...levels].filter((v) => v !== 0 && v !== UNLABELLED && v !== 255);
+  if (other.length === 0) {
+    return { kind: 'binary', reason: `all ${masks.length} masks hold only 0/${UNLABELLED}/255; ${withBand} have the ${UNLABELLED} unlabelled band, left out of scoring` };
+  }
+  return { kind: 'soft', reason: `masks hold ${levels.size} grey levels, so they are scored as soft mattes` };
+}
+
+function fmt(value: number, digits: number): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : '–';
+}
+
+process.exitCode = await main(process.argv.slice(2));

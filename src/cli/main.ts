@@ -1,0 +1,175 @@
+import { parseArgs } from 'node:util';
+import { TokenService } from '../auth/token-service.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { AccountInputError, AccountService, normalizeEmail } from '../dashboard/account-service.js';
+import { openStore } from '../store/open-store.js';
+import { AccountEmailTakenError, TokenNameTakenError, type Account, type UserToken } from '../store/store.js';
+
+const USAGE = `Usage:
+  cutout accounts create --email EMAIL    asks for the password (or reads its first line from stdin)
+  cutout accounts list
+  cutout tokens create --name NAME [--expires YYYY-MM-DD] [--account EMAIL]   prints the new Token ID on its last line
+  cutout tokens list [--account EMAIL]
+  cutout tokens revoke TOKEN_ID_OR_NAME [--account EMAIL]
+
+--account defaults to the only account (tokens made while there is none go to the first one created).
+Uses the same environment as the server (DATABASE_URL, CUTOUT_DATA_DIR, …).`;
+
+class UsageError extends Error {}
+
+function status(token: UserToken, now: string): string {
+  if (token.revokedAt) return 'revoked';
+  if (token.expiresAt && token.expiresAt <= now) return 'expired';
+  return 'active';
+}
+
+function printTable(rows: string[][]): void {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
+}
+
+/**
+ * The account a tokens command acts for: the one named by --account, else the only one;
+ * null while there is none. Several accounts and no --account is a usage error.
+ */
+async function resolveAccount(accounts: AccountService, email: string | undefined): Promise<Account | null> {
+  const all = await accounts.listAccounts();
+  const emails = all.map((account) => account.email).join(', ');
+  if (email !== undefined) {
+    const found = all.find((account) => account.email === normalizeEmail(email));
+    if (!found) throw new UsageError(`no account ${JSON.stringify(email)}${all.length ? ` (accounts: ${emails})` : ' (there is none yet)'}`);
+    return found;
+  }
+  if (all.length > 1) throw new UsageError(`there are ${all.length} accounts; name one with --account EMAIL (${emails})`);
+  return all[0] ?? null;
+}
+
+/** Reads a line from the terminal without echoing it. */
+function promptHidden(question: string): Promise<string> {
+  const { stdin, stdout } = process;
+  stdout.write(question);
+  stdin.setRawMode(true);
+  stdin.setEncoding('utf8');
+  stdin.resume();
+  return new Promise((resolve, reject) => {
+    let value = '';
+    const done = () => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      stdout.write('\n');
+    };
+    const onData = (chunk: string) => {
+      for (const char of chunk) {
+        if (char === '\r' || char === '\n' || char === '\u0003' || char === '\u0004') {
+          done();
+          if (char === '\r' || char === '\n') resolve(value);
+          else reject(new UsageError('cancelled'));
+          return;
+        }
+        value = char === '\u007f' || char === '\b' ? value.slice(0, -1) : value + char;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
+/** The new account's password: asked twice on a terminal, else the first line of stdin. */
+async function readNewPassword(): Promise<string> {
+  if (process.stdin.isTTY) {
+    const password = await promptHidden('Password: ');
+    if ((await promptHidden('Password again: ')) !== password) throw new UsageError('the two passwords differ');
+    return password;
+  }
+  let text = '';
+  for await (const chunk of process.stdin) text += chunk;
+  return text.split(/\r?\n/)[0];
+}
+
+/** `cutout accounts …`: the accounts whose owners sign in to the dashboard. */
+async function accountsCommand(args: string[], accounts: AccountService, tokens: TokenService): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { email: { type: 'string' } } });
+  const [action] = positionals;
+  if (action === 'create') {
+    const email = values.email?.trim();
+    if (!email) throw new UsageError('accounts create needs --email EMAIL');
+    const account = await accounts.createAccount(email, await readNewPassword());
+    const owned = (await tokens.listUserTokens(account.id)).length;
+    console.log(`Created account ${account.email}; its owner signs in at /dashboard.${owned ? ` It owns the ${owned} user tokens made before.` : ''}`);
+  } else if (action === 'list') {
+    const all = await accounts.listAccounts();
+    if (all.length === 0) console.log('No accounts yet: cutout accounts create --email EMAIL');
+    else printTable([['EMAIL', 'CREATED'], ...all.map((account) => [account.email, account.createdAt])]);
+  } else {
+    throw new UsageError(`unknown accounts action ${JSON.stringify(action ?? '')}`);
+  }
+}
+
+/** `cutout tokens …`: manages user tokens in the store the server uses. */
+async function tokensCommand(args: string[], tokens: TokenService, accounts: AccountService): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, expires: { type: 'string' }, account: { type: 'string' } },
+  });
+  const [action, target] = positionals;
+  const account = await resolveAccount(accounts, values.account);
+  if (action === 'create') {
+    const name = values.name?.trim();
+    if (!name) throw new UsageError('tokens create needs --name NAME');
+    const expiresAt = values.expires ? new Date(values.expires) : null;
+    if (expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt <= new Date())) throw new UsageError('--expires must be a date in the future, like 2027-01-31');
+    const { tokenId, token } = await tokens.createUserToken(name, expiresAt, account?.id ?? null);
+    console.log(`Created user token "${token.name}"${token.expiresAt ? `, expires ${token.expiresAt}` : ''}.`);
+    console.log('Its Token ID is shown only this once; exchange it at POST /api/v1/auth/token (header `token`):');
+    console.log(tokenId);
+  } else if (action === 'list') {
+    const now = new Date().toISOString();
+    const rows = (await tokens.listUserTokens(account?.id)).map((t) => [t.name, `${t.prefix}…`, t.createdAt, t.expiresAt ?? '-', t.lastUsedAt ?? '-', status(t, now)]);
+    if (rows.length === 0) console.log('No user tokens yet: cutout tokens create --name NAME');
+    else printTable([['NAME', 'PREFIX', 'CREATED', 'EXPIRES', 'LAST USED', 'STATUS'], ...rows]);
+  } else if (action === 'revoke') {
+    // A token revoked before this command started was already revoked.
+    const startedAt = new Date().toISOString();
+    if (!target) throw new UsageError('tokens revoke needs a Token ID or a name');
+    const token = await tokens.revokeUserToken(target, account?.id);
+    if (!token) throw new UsageError(`no user token matches ${JSON.stringify(target)}`);
+    if (token.revokedAt && token.revokedAt < startedAt) console.log(`User token "${token.name}" was already revoked at ${token.revokedAt}.`);
+    else console.log(`Revoked user token "${token.name}" (${token.prefix}…); its managed tokens are refused from now on.`);
+  } else {
+    throw new UsageError(`unknown tokens action ${JSON.stringify(action ?? '')}`);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === 'help' || command === '--help' || command === '-h') {
+    console.log(USAGE);
+    return command ? 0 : 2;
+  }
+  const config = loadConfig(process.env);
+  const store = await openStore(config);
+  try {
+    const tokens = new TokenService(store, { managedTokenTtl: config.managedTokenTtl });
+    const accounts = new AccountService(store, { sessionTtl: config.sessionTtl });
+    if (command === 'tokens') await tokensCommand(rest, tokens, accounts);
+    else if (command === 'accounts') await accountsCommand(rest, accounts, tokens);
+    else throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof TokenNameTakenError || error instanceof AccountInputError || error instanceof AccountEmailTakenError) {
+    console.error(`cutout: ${error.message}`);
+    if (error instanceof UsageError) console.error(USAGE);
+    process.exitCode = 2;
+  } else {
+    console.error(error);
+    process.exitCode = 1;
+  }
+}

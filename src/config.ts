@@ -1,0 +1,190 @@
+import { availableParallelism } from 'node:os';
+import Type, { type Static, type TSchema } from 'typebox';
+import Value from 'typebox/value';
+
+const MB = 1024 * 1024;
+
+/**
+ * Cutout's whole configuration: one schema, each field with the environment variable it is
+ * read from (`env`), its default and a description. README.md's configuration table is
+ * written from the same list.
+ */
+export const ConfigSchema = Type.Object({
+  port: Type.Integer({ env: 'PORT', default: 8080, minimum: 0, maximum: 65535, description: 'TCP port to listen on.' }),
+  host: Type.String({ env: 'HOST', default: '127.0.0.1', minLength: 1, description: 'Address to listen on; 0.0.0.0 for every interface.' }),
+  databaseUrl: Type.Optional(
+    Type.String({
+      env: 'DATABASE_URL',
+      pattern: '^postgres(ql)?://',
+      description: 'PostgreSQL URL (postgres://…). Unset: embedded SQLite in the data directory.',
+    }),
+  ),
+  dataDir: Type.String({ env: 'CUTOUT_DATA_DIR', default: './data', minLength: 1, description: 'Directory for the SQLite database and the assembled model.' }),
+  modelPath: Type.Optional(
+    Type.String({ env: 'CUTOUT_MODEL_PATH', minLength: 1, description: 'Another ONNX model of the IS-Net family to use instead of the bundled one.' }),
+  ),
+  managedTokenTtl: Type.Integer({
+    env: 'CUTOUT_MANAGED_TOKEN_TTL',
+    default: 3600,
+    minimum: 1,
+    maximum: 30 * 24 * 3600,
+    description: 'Lifetime of a managed token, in seconds.',
+  }),
+  urlAllowPrivate: Type.Boolean({
+    env: 'CUTOUT_URL_ALLOW_PRIVATE',
+    default: false,
+    description: 'Let the URL endpoint fetch loopback and private addresses (local development and tests only).',
+  }),
+  urlAllowHosts: Type.Array(Type.String(), {
+    env: 'CUTOUT_URL_ALLOW_HOSTS',
+    default: [],
+    description: 'Comma-separated host names the URL endpoint may fetch (`*.example.com` for a domain); empty: any public host.',
+  }),
+  urlDenyHosts: Type.Array(Type.String(), {
+    env: 'CUTOUT_URL_DENY_HOSTS',
+    default: [],
+    description: 'Comma-separated host names the URL endpoint must never fetch; checked before the allowlist.',
+  }),
+  urlTimeoutMs: Type.Integer({ env: 'CUTOUT_URL_TIMEOUT_MS', default: 15_000, minimum: 100, description: 'Deadline for fetching an image URL, body included, in ms.' }),
+  urlMaxRedirects: Type.Integer({ env: 'CUTOUT_URL_MAX_REDIRECTS', default: 3, minimum: 0, maximum: 20, description: 'Redirects the URL fetch follows.' }),
+  maxImageBytes: Type.Integer({
+    env: 'CUTOUT_MAX_IMAGE_BYTES',
+    default: 25 * MB,
+    minimum: 1024,
+    description: 'Largest image accepted, in bytes (a Base64 JSON body may be 4/3 of this plus a little).',
+  }),
+  maxPixels: Type.Integer({
+    env: 'CUTOUT_MAX_PIXELS',
+    default: 50_000_000,
+    minimum: 1,
+    description: 'Largest image accepted, in pixels (width × height), refused from the header before decoding.',
+  }),
+  refine: Type.Boolean({
+    env: 'CUTOUT_REFINE',
+    default: true,
+    description:
+      'Refine the model\'s mask at full size along the photo\'s edges and clean the old background\'s colour out of semi-transparent pixels (docs/quality.md); a request\'s `refine` field overrides it.',
+  }),
+  inferenceThreads: Type.Integer({
+    env: 'CUTOUT_INFERENCE_THREADS',
+    default: availableParallelism(),
+    minimum: 1,
+    description: 'Threads ONNX Runtime uses inside one model run (default: the number of cores).',
+  }),
+  inferenceConcurrency: Type.Integer({
+    env: 'CUTOUT_INFERENCE_CONCURRENCY',
+    default: 1,
+    minimum: 1,
+    maximum: 64,
+    description: 'Model runs in flight at once; the rest wait in the queue.',
+  }),
+  queueMax: Type.Integer({
+    env: 'CUTOUT_QUEUE_MAX',
+    default: 32,
+    minimum: 0,
+    description: 'Images that may wait for the model; past this a request gets 503 with Retry-After.',
+  }),
+  rateLimit: Type.Integer({
+    env: 'CUTOUT_RATE_LIMIT',
+    default: 60,
+    minimum: 0,
+    description: 'Background removals one user token may request per minute (429 past it); 0 turns the limit off.',
+  }),
+  redisUrl: Type.Optional(
+    Type.String({ env: 'REDIS_URL', pattern: '^rediss?://', description: 'Redis URL (redis://…) to share rate-limit counts between processes. Unset: counted in memory.' }),
+  ),
+  requestTimeoutMs: Type.Integer({
+    env: 'CUTOUT_REQUEST_TIMEOUT_MS',
+    default: 60_000,
+    minimum: 1000,
+    description: 'Deadline of one background request, queue included, in ms; past it the answer is 504 and its queued work is dropped.',
+  }),
+  shutdownGraceMs: Type.Integer({
+    env: 'CUTOUT_SHUTDOWN_GRACE_MS',
+    default: 30_000,
+    minimum: 0,
+    description: 'On SIGTERM or SIGINT, how long requests in flight may take to finish before the process exits anyway, in ms.',
+  }),
+  ownerEmail: Type.Optional(
+    Type.String({
+      env: 'CUTOUT_OWNER_EMAIL',
+      minLength: 3,
+      description: 'With CUTOUT_OWNER_PASSWORD: creates this account at start if it does not exist yet, instead of the one-time setup page.',
+    }),
+  ),
+  ownerPassword: Type.Optional(
+    Type.String({ env: 'CUTOUT_OWNER_PASSWORD', minLength: 1, description: 'The password of the CUTOUT_OWNER_EMAIL account when it is created (at least 10 characters); never logged.' }),
+  ),
+  sessionTtl: Type.Integer({
+    env: 'CUTOUT_SESSION_TTL',
+    default: 43_200,
+    minimum: 60,
+    maximum: 30 * 24 * 3600,
+    description: 'Lifetime of a dashboard sign-in, in seconds.',
+  }),
+  trustProxy: Type.Boolean({
+    env: 'CUTOUT_TRUST_PROXY',
+    default: false,
+    description: 'Trust X-Forwarded-For and X-Forwarded-Proto from a reverse proxy: for client addresses and for marking the dashboard cookies Secure behind https.',
+  }),
+  logLevel: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], {
+    env: 'LOG_LEVEL',
+    default: 'info',
+    description: 'pino log level.',
+  }),
+});
+
+/** Cutout's parsed, frozen configuration. */
+export type Config = Readonly<Static<typeof ConfigSchema>>;
+
+/** One field of the schema, as the README table and the parser see it. */
+export interface ConfigField {
+  key: keyof Config;
+  env: string;
+  default: unknown;
+  description: string;
+}
+
+/** The fields of {@link ConfigSchema} in declaration order. */
+export function describeConfig(): ConfigField[] {
+  return Object.entries(ConfigSchema.properties).map(([key, schema]) => {
+    const field = schema as unknown as { env: string; default?: unknown; description: string };
+    return { key: key as keyof Config, env: field.env, default: field.default, description: field.description };
+  });
+}
+
+/** Thrown when an environment variable holds a value the schema refuses. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses the environment into a frozen {@link Config}; fails with a message naming the
+ * variable. Empty variables count as unset.
+ *
+ * @example const config = loadConfig(process.env)
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = {}): Config {
+  const raw: Record<string, unknown> = {};
+  for (const field of describeConfig()) {
+    const value = env[field.env];
+    if (value === undefined || value.trim() === '') continue;
+    const schema = ConfigSchema.properties[field.key] as TSchema & { type?: string };
+    raw[field.key] = schema.type === 'array' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value.trim();
+  }
+  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) raw[key] = value;
+  for (const field of describeConfig()) {
+    const schema = ConfigSchema.properties[field.key];
+    const value = field.key in raw ? Value.Convert(schema, raw[field.key]) : Value.Default(schema, undefined);
+    if (value === undefined) continue;
+    if (!Value.Check(schema, value)) {
+      const reason = Value.Errors(schema, value)[0]?.message ?? 'invalid value';
+      throw new ConfigError(`${field.env}=${JSON.stringify(raw[field.key])} is not valid: ${reason}. ${field.description}`);
+    }
+    raw[field.key] = value;
+  }
+  return Object.freeze(raw) as Config;
+}

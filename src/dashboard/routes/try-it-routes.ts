@@ -1,0 +1,41 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { CutoutError } from '../../errors.js';
+import { assertModelCapacity, requestSignal, runRemoval } from '../../http/run-removal.js';
+import { requireCsrfHeader, requireSessionForApi, requireSignedIn, sendPage } from '../guards.js';
+import { csrfToken } from '../session.js';
+import { tryItPage } from '../views/try-it-page.js';
+
+/**
+ * The try-it page and its endpoint. The endpoint takes the image as the raw request body
+ * and answers the PNG itself; it takes a dashboard session (and its CSRF token), never a
+ * token, and runs the API's own pipeline through the API's inference queue. Its errors are
+ * the API's problem+json, whose `detail` the page shows.
+ */
+export const tryItRoutes: FastifyPluginAsync = async (app) => {
+  const { config } = app;
+
+  app.get('/try-it', { preHandler: requireSignedIn }, async (request, reply) =>
+    sendPage(reply, tryItPage(request.dashboardSession!, csrfToken(request, reply), config.maxImageBytes)),
+  );
+
+  await app.register(async (api) => {
+    api.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: config.maxImageBytes }, (_request, body, done) => done(null, body));
+    api.post(
+      '/try-it/remove',
+      {
+        onRequest: async (request) => {
+          await requireSessionForApi(request);
+          assertModelCapacity(app);
+        },
+        preHandler: requireCsrfHeader,
+      },
+      async (request, reply) => {
+        const bytes = request.body;
+        if (!Buffer.isBuffer(bytes) || bytes.length === 0) throw new CutoutError('invalid_request', 'Send the image as the request body (application/octet-stream).');
+        const { png, width, height } = await runRemoval(app, bytes, requestSignal(reply, config.requestTimeoutMs));
+        request.log.info({ width, height }, 'dashboard: try-it removal');
+        return reply.type('image/png').header('cache-control', 'no-store').send(png);
+      },
+    );
+  });
+};

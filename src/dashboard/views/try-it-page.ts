@@ -1,0 +1,30 @@
+import type { DashboardSession } from '../../store/store.js';
+import { html } from '../html.js';
+import { renderPage } from './layout.js';
+
+const UPLOAD_ICON = html`<svg width="40" height="40" viewBox="0 0 24 24" aria-hidden="true" fill="none" stroke="#3b5bdb" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round"><path d="M12 16V4m0 0-4 4m4-4 4 4"/><path d="M4 16v3a1 1 0 0 0 1 1h14a1 1 0 0 0 1-1v-3"/></svg>`;
+
+/** Drop or choose an image; see it before and after, side by side; download the result. */
+export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes: number): string {
+  const limit = maxImageBytes >= 1024 * 1024 ? `${Math.floor(maxImageBytes / (1024 * 1024))} MiB` : `${Math.floor(maxImageBytes / 1024)} KiB`;
+  const body = html`<div class="page-head"><h1>Try it</h1>
+  <p class="muted">Runs the same pipeline and waits in the same queue as the API. Nothing is stored, and it is not counted in Usage.</p></div>
+  <section class="card">
+    <form id="try-it" action="/dashboard/try-it/remove" method="post">
+      <label class="drop" id="drop" for="try-file">${UPLOAD_ICON}
+        <strong>Drop an image here, or choose one</strong>
+        <span class="hint">JPEG, PNG, WebP, GIF, TIFF or AVIF, up to ${limit}.</span>
+        <input type="file" id="try-file" name="file" accept="image/*">
+      </label>
+      <noscript><p class="notice warn">This page needs JavaScript to send the image and show the result.</p></noscript>
+      <div id="try-status" class="status" role="status" aria-live="polite"></div>
+      <div id="try-error" class="notice error" role="alert" hidden></div>
+    </form>
+    <div id="compare" class="compare" hidden>
+      <figure><figcaption>Before</figcaption><div class="frame"><img id="before" alt="The image you chose"></div></figure>
+      <figure><figcaption><span>After</span><a id="download" class="button small" href="#" download>Download PNG</a></figcaption>
+        <div class="frame checker"><img id="after" alt="The same image with its background removed"></div></figure>
+    </div>
+  </section>`;
+  return renderPage({ title: 'Try it', csrf, session, active: 'try-it', body });
+}

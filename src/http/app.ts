@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { dashboardPlugin } from '../dashboard/dashboard-plugin.js';
+import { authPlugin } from './auth.js';
+import { errorHandlerPlugin } from './error-handler.js';
+import { authTokenRoutes } from './routes/auth-token.js';
+import { backgroundRoutes } from './routes/background.js';
+import { healthRoutes } from './routes/health.js';
+import { servicesPlugin, type Services } from './services.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Builds the Fastify app around already opened services; does not listen. Tests use it
+ * with `app.inject()`, `main.ts` with `app.listen()`.
+ */
+export async function buildApp(services: Services, logger: FastifyServerOptions['logger'] = false): Promise<FastifyInstance> {
+  const { config } = services;
+  const app = Fastify({
+    logger,
+    // Base64 makes an image 4/3 larger; the JSON around it is small.
+    bodyLimit: Math.ceil((config.maxImageBytes * 4) / 3) + 64 * 1024,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: { customOptions: { coerceTypes: false, allErrors: false } },
+    return503OnClosing: true,
+    // Behind a reverse proxy: client addresses and https from X-Forwarded-* (dashboard cookies, throttling).
+    trustProxy: config.trustProxy,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.removeContentTypeParser('text/plain');
+  // An empty JSON body is an empty request (the token flow needs none), not malformed JSON.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if ((body as string).trim() === '') done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
+
+  await app.register(servicesPlugin, services);
+  await app.register(errorHandlerPlugin);
+  await app.register(authPlugin);
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Cutout', version: '1', description: 'Self-hosted background removal.' },
+      components: { securitySchemes: { managedToken: { type: 'apiKey', in: 'header', name: 'Authorization' } } },
+    },
+  });
+  await app.register(healthRoutes);
+  await app.register(authTokenRoutes);
+  await app.register(backgroundRoutes);
+  await app.register(dashboardPlugin, { prefix: '/dashboard' });
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,33 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+
+const TokenResponse = Type.Object({
+  managed_token: Type.String({ description: 'Send this as the Authorization header of background requests.' }),
+  token_type: Type.Literal('managed'),
+  expires_in: Type.Integer({ description: 'Seconds until the managed token expires.' }),
+  expires_at: Type.String({ format: 'date-time' }),
+});
+
+/** The token flow: a user token's Token ID (header `token`) for a managed token. */
+export const authTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post(
+    '/api/v1/auth/token',
+    {
+      schema: {
+        summary: 'Exchange a user token for a managed token',
+        headers: Type.Object({ token: Type.Optional(Type.String({ description: 'The Token ID of a user token.' })) }),
+        response: { 200: TokenResponse },
+      },
+    },
+    async (request) => {
+      const tokenId = request.headers.token;
+      const grant = await app.tokens.exchange(Array.isArray(tokenId) ? tokenId[0] : tokenId);
+      return {
+        managed_token: grant.managedToken,
+        token_type: 'managed' as const,
+        expires_in: grant.expiresIn,
+        expires_at: grant.expiresAt.toISOString(),
+      };
+    },
+  );
+};

@@ -1,0 +1,87 @@
+import { CutoutError } from '../errors.js';
+
+export interface InferenceQueueOptions {
+  /** Jobs running at once. */
+  concurrency: number;
+  /** Jobs that may wait; one more is refused with 503 queue_full at once. */
+  maxQueued: number;
+}
+
+/**
+ * A bounded queue in front of the model: at most `concurrency` runs at once, at most
+ * `maxQueued` waiting. Waiting work whose signal aborts (client gone, deadline) leaves the
+ * queue without running. Tracks a moving average of run time for Retry-After.
+ */
+export class InferenceQueue {
+  readonly #concurrency: number;
+  readonly #maxQueued: number;
+  readonly #waiting: (() => void)[] = [];
+  #running = 0;
+  #averageMs = 1500;
+
+  constructor(options: InferenceQueueOptions) {
+    this.#concurrency = options.concurrency;
+    this.#maxQueued = options.maxQueued;
+  }
+
+  get running(): number {
+    return this.#running;
+  }
+
+  get queued(): number {
+    return this.#waiting.length;
+  }
+
+  /** True when a new job would be refused right now. */
+  get full(): boolean {
+    return this.#running >= this.#concurrency && this.#waiting.length >= this.#maxQueued;
+  }
+
+  /** Seconds a client should wait before retrying, from the queue's length and recent run times. */
+  retryAfterSeconds(): number {
+    const ahead = this.#running + this.#waiting.length;
+    return Math.max(1, Math.ceil((ahead * this.#averageMs) / this.#concurrency / 1000));
+  }
+
+  /** The error a full queue answers with. */
+  fullError(): CutoutError {
+    return new CutoutError('queue_full', `${this.#waiting.length} images are already waiting for the model; retry in a few seconds.`, {
+      headers: { 'retry-after': String(this.retryAfterSeconds()) },
+    });
+  }
+
+  /**
+   * Runs `work` when a slot is free. Throws queue_full at once when the queue is full, and
+   * the signal's reason if it aborts while waiting.
+   */
+  async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    signal?.throwIfAborted();
+    if (this.#running >= this.#concurrency) {
+      if (this.#waiting.length >= this.#maxQueued) throw this.fullError();
+      await new Promise<void>((resolve, reject) => {
+        const entry = () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        const onAbort = () => {
+          const at = this.#waiting.indexOf(entry);
+          if (at >= 0) this.#waiting.splice(at, 1);
+          reject(signal?.reason);
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        this.#waiting.push(entry);
+      });
+    } else {
+      this.#running++;
+    }
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.#averageMs = 0.8 * this.#averageMs + 0.2 * (performance.now() - started);
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#running--;
+    }
+  }
+}

@@ -1,0 +1,81 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { convertModelToFp32 } from './fp32-model.js';
+
+/** The model package Cutout ships with (AGPL-3.0); its version is pinned in package.json. */
+export const MODEL_PACKAGE = '@imgly/background-removal-data';
+
+export type ModelVariant = 'medium' | 'small';
+
+interface ResourceEntry {
+  size: number;
+  chunks: { hash: string; offsets: [number, number] }[];
+}
+
+export interface AssembleOptions {
+  variant?: ModelVariant;
+  /** Also write the float32 rewrite of the model (see fp32-model.ts) and return its path. Default true. */
+  fp32?: boolean;
+}
+
+/** Writes a file under a temporary name and renames it into place, so no reader sees half of it. */
+async function writeAtomically(target: string, data: Uint8Array): Promise<void> {
+  const partial = `${target}.${randomBytes(6).toString('hex')}.partial`;
+  try {
+    await writeFile(partial, data, { flush: true });
+    await rename(partial, target);
+  } finally {
+    await rm(partial, { force: true });
+  }
+}
+
+/**
+ * Builds the bundled IS-Net model file from the chunks in `@imgly/background-removal-data`
+ * (each chunk is a file named by its SHA-256) into `<dataDir>/models/`, verifying every
+ * chunk's hash and the total size, and writing atomically; then, unless `fp32: false`, its
+ * float32 rewrite beside it. Files already there are reused. Returns the path of the
+ * `.onnx` file to load.
+ *
+ * @example const modelPath = await assembleModel('./data') // ./data/models/isnet-medium-fe1b9f06-fp32.onnx
+ */
+export async function assembleModel(dataDir: string, options: AssembleOptions = {}): Promise<string> {
+  const original = await assembleOriginal(dataDir, options.variant ?? 'medium');
+  if (options.fp32 === false) return original;
+  const target = original.replace(/\.onnx$/, '-fp32.onnx');
+  if (await stat(target).catch(() => undefined)) return target;
+  const { model, converted } = convertModelToFp32(await readFile(original));
+  if (converted === 0) return original;
+  await writeAtomically(target, model);
+  return target;
+}
+
+async function assembleOriginal(dataDir: string, variant: ModelVariant): Promise<string> {
+  const require = createRequire(import.meta.url);
+  const resourcesPath = require.resolve(`${MODEL_PACKAGE}/dist/resources.json`);
+  const resources = JSON.parse(await readFile(resourcesPath, 'utf8')) as Record<string, ResourceEntry>;
+  const entry = resources[`/models/${variant}`];
+  if (!entry) throw new Error(`${MODEL_PACKAGE} has no /models/${variant} in ${resourcesPath}`);
+
+  const target = join(dataDir, 'models', `isnet-${variant}-${entry.chunks[0].hash.slice(0, 8)}.onnx`);
+  const existing = await stat(target).catch(() => undefined);
+  if (existing?.size === entry.size) return target;
+
+  await mkdir(dirname(target), { recursive: true });
+  const chunks: Buffer[] = [];
+  let written = 0;
+  for (const chunk of entry.chunks) {
+    const bytes = await readFile(join(dirname(resourcesPath), chunk.hash));
+    const [from, to] = chunk.offsets;
+    const digest = createHash('sha256').update(bytes).digest('hex');
+    if (digest !== chunk.hash || bytes.length !== to - from || from !== written) {
+      throw new Error(`model chunk ${chunk.hash} of ${MODEL_PACKAGE} is corrupt (sha256 ${digest}, ${bytes.length} bytes); reinstall the package`);
+    }
+    chunks.push(bytes);
+    written += bytes.length;
+  }
+  if (written !== entry.size) throw new Error(`assembled model has ${written} bytes, expected ${entry.size}`);
+  await writeAtomically(target, Buffer.concat(chunks));
+  return target;
+}

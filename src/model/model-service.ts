@@ -1,0 +1,59 @@
+import { CutoutError } from '../errors.js';
+import { assembleModel } from './assemble-model.js';
+import { loadSegmenter, type Segmenter } from './onnx-segmenter.js';
+
+export interface ModelServiceOptions {
+  dataDir: string;
+  /** An ONNX file to use instead of the bundled model. */
+  modelPath?: string;
+  threads: number;
+  /** Model sessions on their own worker threads (CUTOUT_INFERENCE_CONCURRENCY). */
+  instances: number;
+}
+
+/**
+ * Owns the process's one model session: assembles the bundled model on first start, loads
+ * it, and warms it up with one pass so the first request does not pay for it. Until then
+ * {@link ModelService.segmenter} throws `not_ready` and `/readyz` says 503.
+ */
+export class ModelService {
+  #segmenter: Segmenter | undefined;
+  #loading: Promise<Segmenter> | undefined;
+  readonly #options: ModelServiceOptions;
+
+  constructor(options: ModelServiceOptions) {
+    this.#options = options;
+  }
+
+  /** Wraps an already loaded segmenter (tests share one across apps). */
+  static ofSegmenter(segmenter: Segmenter): ModelService {
+    const service = new ModelService({ dataDir: '', threads: 1, instances: 1 });
+    service.#segmenter = segmenter;
+    return service;
+  }
+
+  get ready(): boolean {
+    return this.#segmenter !== undefined;
+  }
+
+  get segmenter(): Segmenter {
+    if (!this.#segmenter) throw new CutoutError('not_ready', 'The model is still loading; retry in a few seconds.', { headers: { 'retry-after': '5' } });
+    return this.#segmenter;
+  }
+
+  /** Loads and warms up the model once; later calls return the same promise. */
+  load(): Promise<Segmenter> {
+    this.#loading ??= (async () => {
+      const path = this.#options.modelPath ?? (await assembleModel(this.#options.dataDir));
+      const segmenter = await loadSegmenter(path, { threads: this.#options.threads, instances: this.#options.instances });
+      await segmenter.run(new Float32Array(3 * segmenter.size * segmenter.size));
+      this.#segmenter = segmenter;
+      return segmenter;
+    })();
+    return this.#loading;
+  }
+
+  async close(): Promise<void> {
+    await this.#segmenter?.close();
+  }
+}

@@ -1,0 +1,124 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { RunRequest, RunResult, SegmenterWorkerData, WorkerFailed, WorkerReady } from './segmenter-worker.js';
+
+/**
+ * A loaded segmentation model: takes a planar (NCHW) float tensor of `size × size` RGB
+ * pixels, normalised as the model expects, and returns `size × size` foreground
+ * probabilities in 0..1. Runs happen on worker threads, never on the event loop.
+ */
+export interface Segmenter {
+  /** Side of the square input the model takes (1024 for IS-Net). */
+  readonly size: number;
+  run(planarRgb: Float32Array): Promise<Float32Array>;
+  close(): Promise<void>;
+}
+
+export interface SegmenterOptions {
+  /** Threads ONNX Runtime uses inside one run. */
+  threads: number;
+  /** Model sessions, each on its own worker thread: how many runs may go at once. Default 1. */
+  instances?: number;
+}
+
+interface Instance {
+  worker: Worker;
+  busy: boolean;
+}
+
+/**
+ * Starts the worker module beside this one: compiled, a .js file; run from source (tests,
+ * scripts under tsx or vitest), the .ts file, loaded through tsx's loader in the worker.
+ */
+function startWorker(workerData: SegmenterWorkerData): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./segmenter-worker.js', import.meta.url), { workerData });
+  const source = new URL('./segmenter-worker.ts', import.meta.url).href;
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); })`;
+  return new Worker(bootstrap, { eval: true, workerData });
+}
+
+function startInstance(modelPath: string, threads: number): Promise<{ worker: Worker; size: number }> {
+  const worker = startWorker({ modelPath, threads });
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    worker.once('error', onError);
+    worker.once('message', (message: WorkerReady | WorkerFailed) => {
+      worker.off('error', onError);
+      if (message.type === 'ready') resolve({ worker, size: message.size });
+      else void worker.terminate().then(() => reject(new Error(message.message)));
+    });
+  });
+}
+
+/**
+ * Loads an IS-Net-family ONNX model on `instances` worker threads. The model must take one
+ * `[1, 3, S, S]` float input and give `[1, 1, S, S]` as its first output (named `output` in
+ * the bundled model); only that output is fetched, so the side outputs are not copied out.
+ * `run` hands a call to an idle instance; the inference queue keeps at most `instances`
+ * runs in flight, and extra calls wait here in order.
+ *
+ * @example const segmenter = await loadSegmenter(path, { threads: 2 })
+ */
+export async function loadSegmenter(modelPath: string, options: SegmenterOptions): Promise<Segmenter> {
+  const threads = Math.max(1, Math.min(options.threads, availableParallelism() * 2));
+  const started = await Promise.all(Array.from({ length: options.instances ?? 1 }, () => startInstance(modelPath, threads)));
+  const size = started[0].size;
+  const instances: Instance[] = started.map(({ worker }) => ({ worker, busy: false }));
+  const pending = new Map<number, { resolve: (output: Float32Array) => void; reject: (error: Error) => void }>();
+  const waiting: (() => void)[] = [];
+  let nextId = 0;
+  let closing = false;
+  let drained: (() => void) | undefined;
+
+  for (const instance of instances) {
+    instance.worker.on('message', ({ id, output, error }: RunResult) => {
+      const call = pending.get(id);
+      pending.delete(id);
+      if (output) call?.resolve(output);
+      else call?.reject(new Error(`model run failed: ${error}`));
+    });
+    instance.worker.on('error', (error) => {
+      for (const call of pending.values()) call.reject(error);
+      pending.clear();
+    });
+  }
+
+  const idle = async (): Promise<Instance> => {
+    for (;;) {
+      const free = instances.find((instance) => !instance.busy);
+      if (free) return free;
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+  };
+
+  return {
+    size,
+    async run(planarRgb) {
+      if (closing) throw new Error('the model is shutting down');
+      if (planarRgb.length !== 3 * size * size) throw new Error(`model input has ${planarRgb.length} values, expected ${3 * size * size}`);
+      const instance = await idle();
+      instance.busy = true;
+      try {
+        const id = nextId++;
+        return await new Promise<Float32Array>((resolve, reject) => {
+          pending.set(id, { resolve, reject });
+          // The input is handed over, not copied: the caller must not use it afterwards.
+          instance.worker.postMessage({ id, input: planarRgb } satisfies RunRequest, [planarRgb.buffer as ArrayBuffer]);
+        });
+      } finally {
+        instance.busy = false;
+        waiting.shift()?.();
+        if (closing && pending.size === 0) drained?.();
+      }
+    },
+    /**
+     * Refuses new runs, waits for those in progress (terminating a worker inside a native
+     * run aborts the whole process), then stops the workers.
+     */
+    async close() {
+      closing = true;
+      if (pending.size > 0) await new Promise<void>((resolve) => (drained = resolve));
+      await Promise.all(instances.map((instance) => instance.worker.terminate()));
+    },
+  };
+}

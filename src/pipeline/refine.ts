@@ -1,0 +1,138 @@
+import { Worker } from 'node:worker_threads';
+import type { Cutout } from './compose.js';
+import type { RawImage } from './raw-image.js';
+import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from './refine-cutout.js';
+import type { RefineRequest, RefineResult } from './refine-worker.js';
+
+export { DEFAULT_REFINE_SETTINGS, type RefineSettings };
+
+/** One refinement under way on the refine thread; see {@link beginRefinement}. */
+export interface Refinement {
+  /**
+   * Hands the full-size photo over. sharp's buffers cannot be transferred, so it is copied
+   * into memory shared with the thread, a few megabytes per turn of the event loop: a
+   * 50-megapixel photo is 150 MB, which in one piece would hold the loop for a tenth of a
+   * second. The thread writes the refined colours into that same memory.
+   */
+  setImage(image: RawImage): void;
+  /** Hands the model's mask over and resolves with the refined cut-out. */
+  finish(mask: RawImage): Promise<Cutout>;
+  /** Frees what the thread holds for a refinement that will not be finished. */
+  cancel(): void;
+}
+
+/**
+ * Third stage: the model's mask made into a full-size alpha that follows the photo's own
+ * edges, and the colours of semi-transparent pixels cleaned of the old background
+ * (`refine-cutout.ts` has the method, docs/quality.md the measurements). The work is plain
+ * typed-array code on a worker thread, so a 10-megapixel photo never holds the event loop.
+ *
+ * It starts before the mask exists: the grid work that needs only the model's input, and
+ * the copy of the full-size photo to the thread, happen while the model runs, so what is
+ * left once the mask arrives is the part that needs it.
+ *
+ * @example
+ * const refinement = beginRefinement(modelInput)
+ * refinement.setImage(await decodeImage(bytes, options))
+ * const { colour, alpha } = await refinement.finish(mask)
+ */
+export function beginRefinement(modelInput: RawImage, settings: RefineSettings = DEFAULT_REFINE_SETTINGS): Refinement {
+  return refineThread.begin(modelInput, settings);
+}
+
+/**
+ * The one thread refinements run on, started on first use. It is process-wide, like sharp's
+ * libvips thread pool, rather than a service the app owns: it holds nothing between
+ * refinements, and it is unref'd whenever no answer is awaited, so it never keeps a process
+ * alive or needs closing.
+ */
+class RefineThread {
+  #worker: Worker | undefined;
+  #waiting = new Map<number, { resolve: (alpha: RawImage) => void; reject: (error: Error) => void }>();
+  #nextId = 0;
+
+  begin(modelInput: RawImage, settings: RefineSettings): Refinement {
+    const worker = this.#start();
+    const id = this.#nextId++;
+    const send = (message: RefineRequest) => worker.postMessage(message);
+    send({ type: 'begin', id, modelInput, settings: { ...settings } });
+    let finishing = false;
+    let cancelled = false;
+    let imageSent: Promise<RawImage> | undefined;
+    return {
+      setImage: (image) => {
+        if (cancelled || imageSent) return;
+        imageSent = copyToShared(image).then((shared) => {
+          if (!cancelled) send({ type: 'image', id, image: shared });
+          return shared;
+        });
+      },
+      finish: async (mask) => {
+        finishing = true;
+        if (!imageSent) throw new Error('refine: finish() before setImage()');
+        const colour = await imageSent;
+        const alpha = await new Promise<RawImage>((resolve, reject) => {
+          if (this.#worker !== worker) return reject(new Error('the refine thread stopped before the refinement finished'));
+          this.#waiting.set(id, { resolve, reject });
+          if (this.#waiting.size === 1) worker.ref();
+          send({ type: 'finish', id, mask });
+        });
+        return { colour, alpha };
+      },
+      cancel: () => {
+        if (finishing || cancelled) return;
+        cancelled = true;
+        if (this.#worker === worker) send({ type: 'drop', id });
+      },
+    };
+  }
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = startWorker();
+    worker.unref();
+    worker.on('message', ({ id, alpha, error }: RefineResult) => {
+      const call = this.#waiting.get(id);
+      this.#waiting.delete(id);
+      if (this.#waiting.size === 0) worker.unref();
+      if (alpha) call?.resolve(alpha);
+      else call?.reject(new Error(`refine failed: ${error}`));
+    });
+    // A crashed thread fails what it held; the next refinement starts a new one.
+    const fail = (error: Error) => {
+      if (this.#worker === worker) this.#worker = undefined;
+      for (const call of this.#waiting.values()) call.reject(error);
+      this.#waiting.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the refine thread exited with code ${code}`)));
+    this.#worker = worker;
+    return worker;
+  }
+}
+
+const refineThread = new RefineThread();
+
+/** Bytes copied per turn of the event loop: a few milliseconds' worth. */
+const COPY_CHUNK = 4 * 1024 * 1024;
+
+/** The image in a SharedArrayBuffer, copied a chunk per turn of the event loop. */
+async function copyToShared(image: RawImage): Promise<RawImage> {
+  const data = new Uint8Array(new SharedArrayBuffer(image.data.length));
+  for (let at = 0; at < data.length; at += COPY_CHUNK) {
+    if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+    data.set(image.data.subarray(at, Math.min(data.length, at + COPY_CHUNK)), at);
+  }
+  return { ...image, data };
+}
+
+/**
+ * Starts the worker module beside this one: compiled, the .js file; run from source (tests,
+ * scripts under tsx or vitest), the .ts file through tsx's loader, as `onnx-segmenter.ts` does.
+ */
+function startWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./refine-worker.js', import.meta.url));
+  const source = new URL('./refine-worker.ts', import.meta.url).href;
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); })`;
+  return new Worker(bootstrap, { eval: true });
+}

@@ -1,0 +1,100 @@
+import type { Segmenter } from '../model/onnx-segmenter.js';
+import { composeCutout } from './compose.js';
+import { decodeForModel, decodeImage } from './decode.js';
+import { encodePng } from './encode.js';
+import { beginRefinement, DEFAULT_REFINE_SETTINGS, type Refinement, type RefineSettings } from './refine.js';
+import { segment } from './segment.js';
+
+/** Milliseconds spent in each stage of one image, as `Server-Timing` reports them. */
+export interface StageTimings {
+  /** Full-size decode; runs while the model runs, so it mostly hides behind inference. */
+  decode: number;
+  /** Decode straight to the model's size and fill the tensor. */
+  preprocess: number;
+  /** The model run itself (without time spent waiting in the queue). */
+  inference: number;
+  /** Mask to full size (bilinear); 0 when the refine stage ran, which makes the full-size alpha itself. */
+  postprocess: number;
+  /**
+   * Edge refinement and foreground colours (docs/quality.md) once the mask is there; the
+   * part that needs only the photo runs beside inference, like decode. 0 when switched off.
+   * Optional only so that code that builds its own timings (the benchmark's medians) still
+   * compiles.
+   */
+  refine?: number;
+  /** Join and PNG encode. */
+  encode: number;
+  /** Waiting for a free model slot. */
+  queue: number;
+}
+
+export interface RemovedBackground {
+  png: Buffer;
+  width: number;
+  height: number;
+  timings: StageTimings;
+}
+
+export interface RemoveBackgroundOptions {
+  segmenter: Segmenter;
+  maxPixels: number;
+  /** Runs the model step; the inference queue passes its own scheduler here. */
+  schedule?: <T>(work: () => Promise<T>) => Promise<T>;
+  /**
+   * Refine the edges and the colours along them (default true, with the measured settings);
+   * false gives the model's mask stretched as it is. Settings of its own are for experiments
+   * (`npm run eval`).
+   */
+  refine?: boolean | RefineSettings;
+}
+
+const since = (start: number) => performance.now() - start;
+
+/**
+ * One image through the whole pipeline: decode → segment → refine (or the plain stretch of
+ * compose) → encode. Returns the PNG of the picture with its background transparent, at the
+ * input's (oriented) size.
+ *
+ * The model-sized decode comes first and is all that waits in the queue; the full-size
+ * decode starts only when the image's turn at the model comes, and runs beside it, so a
+ * long queue holds small pictures, not full-size ones.
+ *
+ * @example const { png } = await removeBackground(jpegBytes, { segmenter, maxPixels: 50e6 })
+ */
+export async function removeBackground(bytes: Uint8Array, options: RemoveBackgroundOptions): Promise<RemovedBackground> {
+  const { segmenter, maxPixels } = options;
+  const schedule = options.schedule ?? ((work) => work());
+  const refine = options.refine === false ? undefined : options.refine === true || options.refine === undefined ? DEFAULT_REFINE_SETTINGS : options.refine;
+  const timings: StageTimings = { decode: 0, preprocess: 0, inference: 0, postprocess: 0, encode: 0, queue: 0, refine: 0 };
+
+  let start = performance.now();
+  const modelInput = await decodeForModel(bytes, { maxPixels, size: segmenter.size });
+  timings.preprocess = since(start);
+
+  const queued = performance.now();
+  let refinement: Refinement | undefined;
+  const scheduled = schedule(async () => {
+    timings.queue = since(queued);
+    refinement = refine ? beginRefinement(modelInput, refine) : undefined;
+    const decodeStart = performance.now();
+    const fullSize = decodeImage(bytes, { maxPixels }).finally(() => (timings.decode = since(decodeStart)));
+    // A failed decode must not leave an unhandled rejection while the model runs.
+    fullSize.then((decoded) => refinement?.setImage(decoded), () => {});
+    const inferenceStart = performance.now();
+    const mask = await segment(modelInput, segmenter);
+    timings.inference = since(inferenceStart);
+    return { mask, image: await fullSize };
+  });
+  // Whatever failed, the refine thread must not keep this image.
+  scheduled.catch(() => refinement?.cancel());
+  const { mask, image } = await scheduled;
+
+  start = performance.now();
+  const cutout = refinement ? await refinement.finish(mask) : await composeCutout(image, mask);
+  timings[refinement ? 'refine' : 'postprocess'] = since(start);
+
+  start = performance.now();
+  const png = await encodePng(cutout);
+  timings.encode = since(start);
+  return { png, width: image.width, height: image.height, timings };
+}

@@ -1,0 +1,37 @@
+import type { Segmenter } from '../model/onnx-segmenter.js';
+import type { RawImage } from './raw-image.js';
+
+/**
+ * Fills the model's planar float tensor from interleaved RGB in one pass, with the
+ * normalisation IS-Net was trained with: (x − 128) / 256 per channel.
+ */
+export function toModelTensor(input: RawImage): Float32Array {
+  const plane = input.width * input.height;
+  const tensor = new Float32Array(3 * plane);
+  const { data } = input;
+  for (let i = 0, p = 0; p < plane; p++, i += 3) {
+    tensor[p] = (data[i] - 128) / 256;
+    tensor[plane + p] = (data[i + 1] - 128) / 256;
+    tensor[2 * plane + p] = (data[i + 2] - 128) / 256;
+  }
+  return tensor;
+}
+
+/** Turns the model's 0..1 probabilities into an 8-bit, one-channel mask. */
+export function toMask(probabilities: Float32Array, size: number): RawImage {
+  const data = new Uint8Array(probabilities.length);
+  for (let i = 0; i < probabilities.length; i++) data[i] = Math.round(Math.min(1, Math.max(0, probabilities[i])) * 255);
+  return { data, width: size, height: size, channels: 1 };
+}
+
+/**
+ * Second stage: runs the model on the model-sized picture and returns its foreground mask at
+ * the model's size (255 = foreground).
+ */
+export async function segment(modelInput: RawImage, segmenter: Segmenter): Promise<RawImage> {
+  if (modelInput.width !== segmenter.size || modelInput.height !== segmenter.size || modelInput.channels !== 3) {
+    throw new Error(`segment needs ${segmenter.size}×${segmenter.size}×3, got ${modelInput.width}×${modelInput.height}×${modelInput.channels}`);
+  }
+  const probabilities = await segmenter.run(toModelTensor(modelInput));
+  return toMask(probabilities, segmenter.size);
+}

@@ -1,0 +1,198 @@
+import { Kysely, Migrator, sql, type Selectable } from 'kysely';
+import type { Database } from './database.js';
+import { migrationProvider } from './migrations.js';
+import { AccountEmailTakenError, TokenNameTakenError, type Account, type RemovalOutcome, type Store, type UserToken } from './store.js';
+
+type UserTokenRow = Omit<Selectable<Database['user_tokens']>, 'account_id'>;
+
+const toUserToken = (row: UserTokenRow): UserToken => ({
+  id: row.id,
+  name: row.name,
+  prefix: row.prefix,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  revokedAt: row.revoked_at,
+  lastUsedAt: row.last_used_at,
+});
+
+const toAccount = (row: { id: string; email: string; created_at: string }): Account => ({ id: row.id, email: row.email, createdAt: row.created_at });
+
+const userTokenColumns = ['id', 'name', 'prefix', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'token_hash'] as const;
+
+/**
+ * Brings the schema up to date; run at every start. `schema` keeps Kysely's own migration
+ * tables beside Cutout's (PostgreSQL): without it Kysely looks for them in every schema and
+ * trips over another application's.
+ */
+export async function migrate(db: Kysely<Database>, schema?: string): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider: migrationProvider, migrationTableSchema: schema }).migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+  if (error) throw new Error(failed ? `database migration ${failed} failed` : 'database migration failed', { cause: error });
+}
+
+/** Unique-constraint violations from SQLite (SQLITE_CONSTRAINT_UNIQUE) and PostgreSQL (23505). */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
+}
+
+/**
+ * The {@link Store} over any Kysely dialect: the SQLite and PostgreSQL adapters share every
+ * query here.
+ */
+export function createKyselyStore(db: Kysely<Database>): Store {
+  return {
+    async createUserToken(token) {
+      try {
+        await db
+          .insertInto('user_tokens')
+          .values({
+            id: token.id,
+            name: token.name,
+            token_hash: token.tokenHash,
+            prefix: token.prefix,
+            created_at: token.createdAt,
+            expires_at: token.expiresAt,
+            account_id: token.accountId ?? null,
+          })
+          .execute();
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new TokenNameTakenError(token.name, { cause: error });
+        throw error;
+      }
+      return { id: token.id, name: token.name, prefix: token.prefix, createdAt: token.createdAt, expiresAt: token.expiresAt, revokedAt: null, lastUsedAt: null };
+    },
+
+    async listUserTokens(filter = {}) {
+      let query = db.selectFrom('user_tokens').select(userTokenColumns);
+      if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
+      const rows = await query.orderBy('created_at').orderBy('id').execute();
+      return rows.map(toUserToken);
+    },
+
+    async findUserTokenByHash(tokenHash) {
+      const row = await db.selectFrom('user_tokens').select(userTokenColumns).where('token_hash', '=', tokenHash).executeTakeFirst();
+      return row && { ...toUserToken(row), tokenHash: row.token_hash };
+    },
+
+    async findActiveUserTokensByName(name) {
+      const rows = await db.selectFrom('user_tokens').select(userTokenColumns).where('name', '=', name).where('revoked_at', 'is', null).execute();
+      return rows.map(toUserToken);
+    },
+
+    async revokeUserToken(id, at) {
+      const result = await db.updateTable('user_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    async markUserTokenUsed(id, at) {
+      await db.updateTable('user_tokens').set({ last_used_at: at }).where('id', '=', id).execute();
+    },
+
+    async createManagedToken(tokenHash, userTokenId, createdAt, expiresAt) {
+      await db.insertInto('managed_tokens').values({ token_hash: tokenHash, user_token_id: userTokenId, created_at: createdAt, expires_at: expiresAt }).execute();
+    },
+
+    async findManagedToken(tokenHash) {
+      const row = await db
+        .selectFrom('managed_tokens as m')
+        .innerJoin('user_tokens as u', 'u.id', 'm.user_token_id')
+        .select(['m.token_hash as managed_token_hash', 'm.expires_at as managed_expires_at', 'u.id', 'u.name', 'u.prefix', 'u.created_at', 'u.expires_at', 'u.revoked_at', 'u.last_used_at', 'u.token_hash'])
+        .where('m.token_hash', '=', tokenHash)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      return { tokenHash: row.managed_token_hash, userTokenId: row.id, expiresAt: row.managed_expires_at, userToken: toUserToken(row) };
+    },
+
+    async deleteExpiredManagedTokens(before) {
+      const result = await db.deleteFrom('managed_tokens').where('expires_at', '<', before).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
+    async createAccount(account) {
+      try {
+        await db.transaction().execute(async (trx) => {
+          await trx.insertInto('accounts').values({ id: account.id, email: account.email, password_hash: account.passwordHash, created_at: account.createdAt }).execute();
+          const { count } = await trx.selectFrom('accounts').select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirstOrThrow();
+          if (Number(count) === 1) await trx.updateTable('user_tokens').set({ account_id: account.id }).where('account_id', 'is', null).execute();
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AccountEmailTakenError(account.email, { cause: error });
+        throw error;
+      }
+      return { id: account.id, email: account.email, createdAt: account.createdAt };
+    },
+
+    async listAccounts() {
+      const rows = await db.selectFrom('accounts').select(['id', 'email', 'created_at']).orderBy('created_at').orderBy('id').execute();
+      return rows.map(toAccount);
+    },
+
+    async findAccountByEmail(email) {
+      const row = await db.selectFrom('accounts').select(['id', 'email', 'created_at', 'password_hash']).where('email', '=', email).executeTakeFirst();
+      return row && { ...toAccount(row), passwordHash: row.password_hash };
+    },
+
+    async createDashboardSession(tokenHash, accountId, createdAt, expiresAt) {
+      await db.insertInto('dashboard_sessions').values({ token_hash: tokenHash, account_id: accountId, created_at: createdAt, expires_at: expiresAt }).execute();
+    },
+
+    async findDashboardSession(tokenHash) {
+      const row = await db
+        .selectFrom('dashboard_sessions as s')
+        .innerJoin('accounts as a', 'a.id', 's.account_id')
+        .select(['s.token_hash', 's.expires_at', 'a.id', 'a.email', 'a.created_at'])
+        .where('s.token_hash', '=', tokenHash)
+        .executeTakeFirst();
+      return row && { tokenHash: row.token_hash, expiresAt: row.expires_at, account: toAccount(row) };
+    },
+
+    async deleteDashboardSession(tokenHash) {
+      await db.deleteFrom('dashboard_sessions').where('token_hash', '=', tokenHash).execute();
+    },
+
+    async deleteExpiredDashboardSessions(before) {
+      const result = await db.deleteFrom('dashboard_sessions').where('expires_at', '<', before).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
+    async recordRemoval(userTokenId, day, outcome: RemovalOutcome, megapixels) {
+      const counts = { succeeded: 0, refused: 0, failed: 0, [outcome]: 1 };
+      await db
+        .insertInto('usage_daily')
+        .values({ user_token_id: userTokenId, day, ...counts, megapixels })
+        .onConflict((oc) =>
+          oc.columns(['user_token_id', 'day']).doUpdateSet({
+            succeeded: sql`usage_daily.succeeded + excluded.succeeded`,
+            refused: sql`usage_daily.refused + excluded.refused`,
+            failed: sql`usage_daily.failed + excluded.failed`,
+            megapixels: sql`usage_daily.megapixels + excluded.megapixels`,
+          }),
+        )
+        .execute();
+    },
+
+    async listDailyUsage(accountId, fromDay) {
+      const rows = await db
+        .selectFrom('usage_daily as d')
+        .innerJoin('user_tokens as u', 'u.id', 'd.user_token_id')
+        .select(['d.user_token_id', 'd.day', 'd.succeeded', 'd.refused', 'd.failed', 'd.megapixels'])
+        .where('u.account_id', '=', accountId)
+        .where('d.day', '>=', fromDay)
+        .orderBy('d.day')
+        .orderBy('d.user_token_id')
+        .execute();
+      // PostgreSQL's integers and doubles may come back as strings; the counts are small.
+      return rows.map((row) => ({
+        userTokenId: row.user_token_id,
+        day: row.day,
+        succeeded: Number(row.succeeded),
+        refused: Number(row.refused),
+        failed: Number(row.failed),
+        megapixels: Number(row.megapixels),
+      }));
+    },
+
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,237 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alphaAt, makePhoto } from '../helpers/images.js';
+import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
+
+/**
+ * The owner's whole journey through the dashboard in a real browser (Debian's Chromium,
+ * driven by playwright-core): first-run setup → sign in → create a token → copy it →
+ * exchange it through the API → remove a background on the try-it page → revoke → the
+ * managed token is refused. Each step leaves a screenshot (800 px wide) in
+ * CUTOUT_SCREENSHOT_DIR (default: a temporary directory, removed after); the README shows
+ * `03-token-created.png` and `04-try-it.png` from `docs/screenshots`.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) {
+  // CI installs Chromium (.ci/run): there, a missing browser is a failure, not a skip.
+  if (process.env.CI) throw new Error(`${CHROMIUM} is missing; .ci/run installs it with apt-get install chromium`);
+  process.stderr.write(`\n[cutout tests] browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium)\n\n`);
+}
+
+const PASSWORD = 'a long enough password';
+const EMAIL = 'owner@example.com';
+
+describe.skipIf(!haveChromium)('dashboard in a browser', () => {
+  let t: DashboardApp;
+  let origin: string;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let shots: string;
+  const foreignRequests: string[] = [];
+  const pageErrors: string[] = [];
+
+  /** Saves what the page shows now as `<n>-<name>.png`, 800 px wide, palette PNG. */
+  async function screenshot(name: string, fullPage = true): Promise<void> {
+    const png = await page.screenshot({ fullPage });
+    const { width } = await sharp(png).metadata();
+    await sharp(png)
+      .resize({ width: Math.min(800, width ?? 800) })
+      .png({ palette: true, quality: 90, compressionLevel: 9 })
+      .toFile(join(shots, `${name}.png`));
+  }
+
+  beforeAll(async () => {
+    shots = process.env.CUTOUT_SCREENSHOT_DIR ? resolve(process.env.CUTOUT_SCREENSHOT_DIR) : await mkdtemp(join(tmpdir(), 'cutout-screens-'));
+    await mkdir(shots, { recursive: true });
+    t = await startDashboardApp({ rateLimit: 0 });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      // Playwright gives each launch a fresh, empty profile directory of its own.
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    });
+    context = await browser.newContext({ viewport: { width: 1000, height: 760 }, acceptDownloads: true });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+    page = await context.newPage();
+    page.on('request', (request) => {
+      const url = request.url();
+      if (!url.startsWith(`${origin}/`) && !url.startsWith('blob:') && !url.startsWith('data:')) foreignRequests.push(url);
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    if (!process.env.CUTOUT_SCREENSHOT_DIR && shots) await rm(shots, { recursive: true, force: true });
+  });
+
+  let tokenId: string;
+  let managedToken: string;
+
+  it('first run: the setup page, protected by the code from the log', async () => {
+    await page.goto(`${origin}/dashboard`);
+    expect(page.url()).toBe(`${origin}/dashboard/setup`);
+    await expect(page.title()).resolves.toBe('Set up · Cutout');
+    await page.getByLabel('Setup code').fill(t.setupCode()!);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password', { exact: false }).first().fill(PASSWORD);
+    await page.getByLabel('Password again').fill(PASSWORD);
+    await screenshot('01-setup');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL(`${origin}/dashboard/tokens`);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Tokens');
+  });
+
+  it('signs out and back in, by keyboard alone', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${origin}/dashboard/sign-in?signed-out`);
+    await expect(page.getByRole('status').textContent()).resolves.toContain('You have signed out.');
+    // The email field has focus on arrival; Tab moves to the password, Enter submits.
+    await page.keyboard.type(EMAIL);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await screenshot('02-sign-in');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${origin}/dashboard/tokens`);
+  });
+
+  it('creates a token: the Token ID is shown once and the copy button copies it', async () => {
+    await page.getByLabel('Name').fill('laptop');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const shown = page.locator('#new-token-id');
+    tokenId = (await shown.textContent())!.trim();
+    expect(tokenId).toMatch(/^cut_user_[A-Za-z0-9_-]{43}$/);
+
+    await page.getByRole('button', { name: 'Copy' }).first().click();
+    await page.waitForFunction(() => document.getElementById('copied-token')?.textContent === 'Copied');
+    await expect(page.locator('[data-copy="new-token-id"]').textContent()).resolves.toBe('Copied ✓');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(tokenId);
+    await expect(page.locator('#exchange-command').textContent()).resolves.toBe(`curl -s -X POST ${origin}/api/v1/auth/token -H "token: ${tokenId}"`);
+    await screenshot('03-token-created');
+
+    // Afterwards, only the prefix.
+    await page.getByRole('link', { name: 'Tokens' }).click();
+    const html = await page.content();
+    expect(html).not.toContain(tokenId);
+    await expect(page.locator('tr[data-token-name="laptop"] code').textContent()).resolves.toBe(`${tokenId.slice(0, 15)}…`);
+  });
+
+  it('the copied Token ID exchanges through the API, and the managed token removes a background', async () => {
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    const exchange = await fetch(`${origin}/api/v1/auth/token`, { method: 'POST', headers: { token: copied } });
+    expect(exchange.status).toBe(200);
+    managedToken = ((await exchange.json()) as { managed_token: string }).managed_token;
+    const photo = await makePhoto('jpeg', 320, 240);
+    const removal = await fetch(`${origin}/api/v1/background/remove/base64`, {
+      method: 'POST',
+      headers: { authorization: managedToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ image_base64: photo.toString('base64') }),
+    });
+    expect(removal.status).toBe(200);
+    // The session cookie the browser holds is no credential for the API.
+    const cookies = (await context.cookies(origin)).map((c) => `${c.name}=${c.value}`).join('; ');
+    const withCookie = await fetch(`${origin}/api/v1/background/remove/base64`, {
+      method: 'POST',
+      headers: { cookie: cookies, 'content-type': 'application/json' },
+      body: JSON.stringify({ image_base64: photo.toString('base64') }),
+    });
+    expect(withCookie.status).toBe(401);
+  });
+
+  it('try-it: choose an image, see before and after, download the PNG', async () => {
+    await page.getByRole('link', { name: 'Try it' }).click();
+    await page.waitForURL(`${origin}/dashboard/try-it`);
+    const photo = await makePhoto('jpeg', 640, 480);
+    await page.locator('#try-file').setInputFiles({ name: 'ball.jpg', mimeType: 'image/jpeg', buffer: photo });
+    await page.locator('#compare').waitFor({ state: 'visible', timeout: 60_000 });
+    await expect(page.locator('#try-status').textContent()).resolves.toMatch(/^Done in \d+\.\d s\.$/);
+    expect(await page.locator('#after').evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight])).toEqual([640, 480]);
+    await screenshot('04-try-it');
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download PNG' }).click()]);
+    expect(download.suggestedFilename()).toBe('ball-cutout.png');
+    const png = await readFile((await download.path())!);
+    expect(await sharp(png).metadata()).toMatchObject({ format: 'png', width: 640, height: 480, channels: 4 });
+    expect(await alphaAt(png, 0.5, 0.5)).toBeGreaterThan(200);
+    expect(await alphaAt(png, 0.03, 0.03)).toBeLessThan(50);
+  });
+
+  it("try-it takes a dropped file, and shows the API's own message for one it refuses", async () => {
+    // The file input is reachable by keyboard (it sits inside the drop zone's label).
+    await page.locator('body').focus();
+    for (let i = 0; i < 12 && (await page.evaluate(() => document.activeElement?.id)) !== 'try-file'; i++) await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('try-file');
+    // Drop a text file on the drop zone, as a person dragging it from their desktop would.
+    await page.locator('#drop').evaluate((zone) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File(['not an image at all'], 'notes.txt', { type: 'text/plain' }));
+      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    });
+    const alert = page.getByRole('alert');
+    await alert.waitFor({ state: 'visible' });
+    await expect(alert.textContent()).resolves.toMatch(/^Unsupported image format: /);
+    expect(await page.locator('#compare').isHidden()).toBe(true);
+  });
+
+  it('usage: the removal is counted, per day and per token', async () => {
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await expect(page.locator('#stat-removals').textContent()).resolves.toBe('1');
+    await expect(page.locator('#stat-error-rate').textContent()).resolves.toBe('0.0 %');
+    await expect(page.getByRole('img', { name: /^Removals per day from/ }).count()).resolves.toBe(1);
+    await expect(page.getByRole('img', { name: 'Removals per day of laptop' }).count()).resolves.toBe(1);
+    await screenshot('05-usage');
+  });
+
+  it('reads well at phone width, without sideways scrolling', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const path of ['/dashboard/tokens', '/dashboard/usage', '/dashboard/try-it']) {
+      await page.goto(`${origin}${path}`);
+      const [scrollWidth, innerWidth] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+      expect(scrollWidth, path).toBeLessThanOrEqual(innerWidth);
+    }
+    await page.goto(`${origin}/dashboard/tokens`);
+    await screenshot('06-phone-tokens');
+    await page.setViewportSize({ width: 1000, height: 760 });
+  });
+
+  it('revokes with a confirmation; the managed token is refused at once', async () => {
+    await page.goto(`${origin}/dashboard/tokens`);
+    await page.getByRole('link', { name: 'Revoke laptop' }).click();
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Revoke “laptop”?');
+    await screenshot('07-revoke-confirm');
+    await page.getByRole('button', { name: 'Revoke token' }).click();
+    await page.waitForURL(/\/dashboard\/tokens\?revoked=/);
+    await expect(page.getByRole('status').first().textContent()).resolves.toContain('Revoked “laptop”');
+    await expect(page.locator('tr[data-token-name="laptop"] .badge').textContent()).resolves.toBe('revoked');
+    await screenshot('08-revoked');
+
+    const photo = await makePhoto('jpeg', 64, 48);
+    const refused = await fetch(`${origin}/api/v1/background/remove/base64`, {
+      method: 'POST',
+      headers: { authorization: managedToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ image_base64: photo.toString('base64') }),
+    });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { code: string }).code).toBe('revoked_token');
+  });
+
+  it('loaded nothing from outside the server, and the pages logged no script error', () => {
+    expect(foreignRequests).toEqual([]);
+    // The one console error expected: the browser reporting the try-it endpoint's 415.
+    expect(pageErrors.filter((text) => !/status of 415/.test(text))).toEqual([]);
+  });
+});

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('gives the documented defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', dataDir: './data', managedTokenTtl: 3600, urlAllowPrivate: false, maxPixels: 50_000_000 });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads and converts variables; empty ones count as unset', () => {
+    const config = loadConfig({ PORT: '9000', CUTOUT_URL_ALLOW_PRIVATE: 'true', CUTOUT_URL_DENY_HOSTS: 'a.example, b.example', HOST: '' });
+    expect(config).toMatchObject({ port: 9000, urlAllowPrivate: true, urlDenyHosts: ['a.example', 'b.example'], host: '127.0.0.1' });
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['CUTOUT_MANAGED_TOKEN_TTL', '0'],
+    ['CUTOUT_URL_ALLOW_PRIVATE', 'maybe'],
+    ['DATABASE_URL', 'mysql://localhost/test'],
+    ['LOG_LEVEL', 'loud'],
+  ])('refuses %s=%s with a message naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}=`));
+  });
+});

@@ -1,0 +1,111 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AccountService } from '../src/dashboard/account-service.js';
+import { openSqliteStore } from '../src/store/sqlite-store.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI_TIMEOUT = 30_000;
+const PASSWORD = 'a password for the cli';
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `cutout <args>` from source on SQLite in `dataDir`, with `input` on stdin. */
+function cutout(dataDir: string, args: string[], input = ''): Promise<CliResult> {
+  const inherited = Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL' && !name.startsWith('CUTOUT_'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...Object.fromEntries(inherited), CUTOUT_DATA_DIR: dataDir },
+    timeout: CLI_TIMEOUT,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.end(input);
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
+
+// In order, on one data directory, as an operator would type them.
+describe('cutout accounts, and tokens --account', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'cutout-cli-accounts-'));
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('a token made before any account goes to the first account, created with the password from stdin', { timeout: CLI_TIMEOUT }, async () => {
+    const early = await cutout(dataDir, ['tokens', 'create', '--name', 'early']);
+    expect(early.code, early.stderr).toBe(0);
+    const short = await cutout(dataDir, ['accounts', 'create', '--email', 'owner@example.com'], 'short\n');
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain('at least 10 characters');
+
+    const created = await cutout(dataDir, ['accounts', 'create', '--email', 'Owner@Example.com'], `${PASSWORD}\nignored second line\n`);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain('Created account owner@example.com');
+    expect(created.stdout).toContain('It owns the 1 user tokens made before.');
+    expect(created.stdout + created.stderr).not.toContain(PASSWORD);
+
+    const store = await openSqliteStore(dataDir);
+    try {
+      const accounts = new AccountService(store, { sessionTtl: 60 });
+      expect(await accounts.authenticate('owner@example.com', PASSWORD)).toMatchObject({ email: 'owner@example.com' });
+      expect(await accounts.authenticate('owner@example.com', 'ignored second line')).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+    const again = await cutout(dataDir, ['accounts', 'create', '--email', 'owner@example.com'], `${PASSWORD}\n`);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('already exists');
+  });
+
+  it('with one account, tokens go to it; with two, --account is required and scopes every command', { timeout: 2 * CLI_TIMEOUT }, async () => {
+    const [single, second] = await Promise.all([
+      cutout(dataDir, ['tokens', 'create', '--name', 'single']),
+      cutout(dataDir, ['accounts', 'create', '--email', 'second@example.com'], `${PASSWORD}\n`),
+    ]);
+    expect(single.code, single.stderr).toBe(0);
+    expect(second.code, second.stderr).toBe(0);
+
+    const [ambiguous, own, listed, unknown] = await Promise.all([
+      cutout(dataDir, ['tokens', 'list']),
+      cutout(dataDir, ['tokens', 'create', '--name', 'theirs', '--account', 'second@example.com']),
+      cutout(dataDir, ['accounts', 'list']),
+      cutout(dataDir, ['tokens', 'list', '--account', 'nobody@example.com']),
+    ]);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain('there are 2 accounts; name one with --account EMAIL (owner@example.com, second@example.com)');
+    expect(own.code, own.stderr).toBe(0);
+    expect(lastLine(own.stdout)).toMatch(/^cut_user_/);
+    expect(listed.stdout).toMatch(/^EMAIL +CREATED\nowner@example\.com +\S+\nsecond@example\.com +\S+\n$/);
+    expect(unknown.code).toBe(2);
+
+    const [ownerList, secondList, crossRevoke] = await Promise.all([
+      cutout(dataDir, ['tokens', 'list', '--account', 'owner@example.com']),
+      cutout(dataDir, ['tokens', 'list', '--account', 'second@example.com']),
+      cutout(dataDir, ['tokens', 'revoke', 'theirs', '--account', 'owner@example.com']),
+    ]);
+    const names = (stdout: string) => stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[0]);
+    expect(names(ownerList.stdout)).toEqual(['early', 'single']);
+    expect(names(secondList.stdout)).toEqual(['theirs']);
+    expect(crossRevoke.code).toBe(2);
+    expect(crossRevoke.stderr).toContain('no user token matches "theirs"');
+
+    const revoked = await cutout(dataDir, ['tokens', 'revoke', 'theirs', '--account', 'second@example.com']);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toContain('Revoked user token "theirs"');
+  });
+});

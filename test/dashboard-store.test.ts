@@ -1,0 +1,130 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Database } from '../src/store/database.js';
+import { migrationProvider } from '../src/store/migrations.js';
+import { openSqliteStore } from '../src/store/sqlite-store.js';
+import { AccountEmailTakenError, type NewAccount, type NewUserToken, type Store } from '../src/store/store.js';
+import { storeEngines, type StorePlace } from './helpers/stores.js';
+
+const T0 = Date.parse('2030-01-01T00:00:00.000Z');
+const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+const hash = () => randomBytes(32).toString('hex');
+
+const newAccount = (email: string, seconds = 0): NewAccount => ({ id: randomUUID(), email, passwordHash: `scrypt$test$${hash()}`, createdAt: at(seconds) });
+const newUserToken = (name: string, accountId: string | null = null): NewUserToken => ({
+  id: randomUUID(),
+  name,
+  tokenHash: hash(),
+  prefix: `cut_user_${randomBytes(3).toString('hex')}`,
+  createdAt: at(0),
+  expiresAt: null,
+  accountId,
+});
+
+// The dashboard's tables (accounts, sessions, daily usage) on every engine the store runs on.
+for (const engine of storeEngines()) {
+  describe.skipIf(engine.skip)(`${engine.name} store: accounts, sessions, usage`, () => {
+    let place: StorePlace;
+    let store: Store;
+
+    beforeEach(async () => {
+      place = await engine.createPlace();
+      store = await place.open();
+    });
+    afterEach(async () => {
+      await place?.dispose();
+    });
+
+    it('creates accounts, refuses a second with the same email, and finds one by email with its hash', async () => {
+      const first = newAccount('a@example.com');
+      expect(await store.createAccount(first)).toEqual({ id: first.id, email: 'a@example.com', createdAt: at(0) });
+      await expect(store.createAccount(newAccount('a@example.com', 1))).rejects.toBeInstanceOf(AccountEmailTakenError);
+      const second = await store.createAccount(newAccount('b@example.com', 2));
+      expect((await store.listAccounts()).map((a) => a.email)).toEqual(['a@example.com', 'b@example.com']);
+      expect(await store.findAccountByEmail('a@example.com')).toEqual({ id: first.id, email: 'a@example.com', createdAt: at(0), passwordHash: first.passwordHash });
+      expect(await store.findAccountByEmail('nobody@example.com')).toBeUndefined();
+      expect(second.email).toBe('b@example.com');
+    });
+
+    it('gives the tokens made before any account to the first account, and only to it', async () => {
+      const orphan = await store.createUserToken(newUserToken('from-before'));
+      const first = await store.createAccount(newAccount('first@example.com'));
+      const second = await store.createAccount(newAccount('second@example.com', 1));
+      const own = await store.createUserToken(newUserToken('own', second.id));
+      expect((await store.listUserTokens({ accountId: first.id })).map((t) => t.id)).toEqual([orphan.id]);
+      expect((await store.listUserTokens({ accountId: second.id })).map((t) => t.id)).toEqual([own.id]);
+      expect(await store.listUserTokens()).toHaveLength(2);
+    });
+
+    it('keeps sessions by hash with their account, and deletes them one by one or once expired', async () => {
+      const account = await store.createAccount(newAccount('owner@example.com'));
+      const [live, old] = [hash(), hash()];
+      await store.createDashboardSession(live, account.id, at(0), at(3600));
+      await store.createDashboardSession(old, account.id, at(0), at(60));
+      expect(await store.findDashboardSession(live)).toEqual({ tokenHash: live, expiresAt: at(3600), account });
+      expect(await store.findDashboardSession(hash())).toBeUndefined();
+      expect(await store.deleteExpiredDashboardSessions(at(120))).toBe(1);
+      expect(await store.findDashboardSession(old)).toBeUndefined();
+      await store.deleteDashboardSession(live);
+      expect(await store.findDashboardSession(live)).toBeUndefined();
+    });
+
+    it('adds removals up per token and day, and lists one account’s from a day on', async () => {
+      const mine = await store.createAccount(newAccount('mine@example.com'));
+      const theirs = await store.createAccount(newAccount('theirs@example.com', 1));
+      const a = await store.createUserToken(newUserToken('a', mine.id));
+      const b = await store.createUserToken(newUserToken('b', mine.id));
+      const c = await store.createUserToken(newUserToken('c', theirs.id));
+      await store.recordRemoval(a.id, '2030-01-01', 'succeeded', 0.5);
+      await store.recordRemoval(a.id, '2030-01-02', 'succeeded', 1.25);
+      await store.recordRemoval(a.id, '2030-01-02', 'succeeded', 2);
+      await store.recordRemoval(a.id, '2030-01-02', 'refused', 0);
+      await store.recordRemoval(b.id, '2030-01-02', 'failed', 0);
+      await store.recordRemoval(c.id, '2030-01-02', 'succeeded', 9);
+      // Concurrent upserts of the same row all count.
+      await Promise.all(Array.from({ length: 10 }, () => store.recordRemoval(b.id, '2030-01-03', 'succeeded', 0.1)));
+
+      const rows = await store.listDailyUsage(mine.id, '2030-01-02');
+      const sorted = [...rows].sort((x, y) => (x.day + x.userTokenId).localeCompare(y.day + y.userTokenId));
+      expect(sorted.map((r) => ({ ...r, megapixels: Math.round(r.megapixels * 100) / 100 }))).toEqual(
+        [
+          { userTokenId: a.id, day: '2030-01-02', succeeded: 2, refused: 1, failed: 0, megapixels: 3.25 },
+          { userTokenId: b.id, day: '2030-01-02', succeeded: 0, refused: 0, failed: 1, megapixels: 0 },
+          { userTokenId: b.id, day: '2030-01-03', succeeded: 10, refused: 0, failed: 0, megapixels: 1 },
+        ].sort((x, y) => (x.day + x.userTokenId).localeCompare(y.day + y.userTokenId)),
+      );
+      expect(await store.listDailyUsage(theirs.id, '2030-01-01')).toMatchObject([{ userTokenId: c.id, succeeded: 1, megapixels: 9 }]);
+    });
+  });
+}
+
+describe('upgrading a database made before accounts existed', () => {
+  it('keeps its tokens, which the first account created then owns', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'cutout-upgrade-'));
+    try {
+      // The schema as the first release left it: migration 0001 only, with a token in it.
+      const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(join(dataDir, 'cutout.sqlite')) }) });
+      const { error } = await new Migrator({ db, provider: migrationProvider }).migrateTo('0001-tokens');
+      expect(error).toBeUndefined();
+      const old = { id: randomUUID(), name: 'old', token_hash: hash(), prefix: 'cut_user_abcdef', created_at: at(0) };
+      await db.insertInto('user_tokens').values(old).execute();
+      await db.destroy();
+
+      const store = await openSqliteStore(dataDir);
+      try {
+        expect((await store.listUserTokens()).map((t) => t.id)).toEqual([old.id]);
+        const account = await store.createAccount(newAccount('owner@example.com'));
+        expect((await store.listUserTokens({ accountId: account.id })).map((t) => t.id)).toEqual([old.id]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

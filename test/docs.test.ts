@@ -1,0 +1,36 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { describeConfig } from '../src/config.js';
+import { ERRORS } from '../src/errors.js';
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+/** The rows of the README table between `<!-- name:start -->` and `<!-- name:end -->`, as cells. */
+function tableRows(name: string): string[][] {
+  const section = readme.split(`<!-- ${name}:start -->`)[1]?.split(`<!-- ${name}:end -->`)[0];
+  if (!section) throw new Error(`README.md has no ${name} table`);
+  return section
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+    .map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()));
+}
+
+describe('README agrees with the code', () => {
+  it('lists every error code with its status, and no other', () => {
+    const documented = tableRows('errors').map(([code, status]) => [code.replaceAll('`', ''), Number(status)]);
+    const registered = Object.entries(ERRORS).map(([code, entry]) => [code, entry.status]);
+    expect(documented).toEqual(registered);
+  });
+
+  it('lists every configuration variable, and no other', () => {
+    const documented = tableRows('config').map(([variable]) => variable.replaceAll('`', ''));
+    expect(documented).toEqual(describeConfig().map((field) => field.env));
+  });
+
+  it('documents numeric defaults as the schema has them', () => {
+    for (const [variable, defaultCell] of tableRows('config')) {
+      const field = describeConfig().find((f) => f.env === variable.replaceAll('`', ''))!;
+      if (typeof field.default === 'number' && field.env !== 'CUTOUT_INFERENCE_THREADS') expect(defaultCell).toContain(`\`${field.default}\``);
+    }
+  });
+});

@@ -1,0 +1,254 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERRORS, type ErrorCode } from '../src/errors.js';
+import { ModelService } from '../src/model/model-service.js';
+import type { Segmenter } from '../src/model/onnx-segmenter.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { fakeSegmenter } from './helpers/fake-segmenter.js';
+import { makePhoto, multipartUpload } from './helpers/images.js';
+
+type Injected = Awaited<ReturnType<TestApp['app']['inject']>>;
+
+/** Every refusal is problem+json with the registry's status for its code and the request id. */
+function expectProblem(response: Injected, code: ErrorCode) {
+  const body = response.json();
+  expect({ status: response.statusCode, code: body.code }, body.detail).toEqual({ status: ERRORS[code].status, code });
+  expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(body).toMatchObject({ type: `urn:cutout:error:${code}`, title: ERRORS[code].title, status: ERRORS[code].status });
+  expect(typeof body.detail).toBe('string');
+  expect(body.request_id).toBe(response.headers['x-request-id']);
+  expect(JSON.stringify(body)).not.toMatch(/ at .*\.(ts|js):\d+/);
+  return body;
+}
+
+const seen = new Set<ErrorCode>();
+const problem = (response: Injected, code: ErrorCode) => {
+  seen.add(code);
+  return expectProblem(response, code);
+};
+
+let t: TestApp;
+let auth: string;
+let jpeg: Buffer;
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  t = await startTestApp({ urlAllowPrivate: true, urlTimeoutMs: 400 });
+  auth = await t.managedToken();
+  jpeg = await makePhoto('jpeg', 320, 240);
+  server = createServer((req, res) => {
+    if (req.url === '/slow') return; // never answers
+    res.writeHead(404).end('no');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server?.close();
+  await t?.close();
+  // The registry and the tests agree: every code has a test that provokes it.
+  expect([...seen].sort()).toEqual(Object.keys(ERRORS).sort());
+});
+
+const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
+  t.app.inject({ method: 'POST', url, headers: { authorization: auth, ...headers }, payload: payload as string });
+const base64Body = (bytes: Buffer | string) => ({ image_base64: Buffer.from(bytes).toString('base64') });
+
+describe('request shape', () => {
+  it('missing field → invalid_request', async () => {
+    problem(await post('/api/v1/background/remove/base64', {}), 'invalid_request');
+    problem(await post('/api/v1/background/remove/url', { url: 'http://x' }), 'invalid_request');
+  });
+  it('wrong type → invalid_request (no coercion of numbers to strings)', async () => {
+    problem(await post('/api/v1/background/remove/base64', { image_base64: 12345678 }), 'invalid_request');
+  });
+  it('empty image → invalid_request', async () => {
+    problem(await post('/api/v1/background/remove/base64', { image_base64: '' }), 'invalid_request');
+  });
+  it('malformed JSON → malformed_json', async () => {
+    problem(await post('/api/v1/background/remove/base64', '{"image_base64": ', { 'content-type': 'application/json' }), 'malformed_json');
+  });
+  it('invalid Base64 → invalid_base64', async () => {
+    problem(await post('/api/v1/background/remove/base64', { image_base64: 'abc$def' }), 'invalid_base64');
+  });
+  it('wrong Content-Type → unsupported_media_type', async () => {
+    problem(await post('/api/v1/background/remove/base64', 'hello', { 'content-type': 'text/plain' }), 'unsupported_media_type');
+    problem(await post('/api/v1/background/remove/multipart', { file: 'x' }), 'unsupported_media_type');
+  });
+  it('unknown route → not_found', async () => {
+    problem(await t.app.inject({ method: 'GET', url: '/api/v1/nothing' }), 'not_found');
+  });
+});
+
+describe('images', () => {
+  it('text and SVG → unsupported_image_format', async () => {
+    problem(await post('/api/v1/background/remove/base64', base64Body('just some text, not an image')), 'unsupported_image_format');
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>';
+    const body = problem(await post('/api/v1/background/remove/base64', base64Body(svg)), 'unsupported_image_format');
+    expect(body.detail).toMatch(/SVG/);
+  });
+  it('truncated JPEG → image_decode_failed', async () => {
+    problem(await post('/api/v1/background/remove/base64', base64Body(jpeg.subarray(0, jpeg.length / 2))), 'image_decode_failed');
+  });
+  it('a PNG header claiming 100000×100000 → too_many_pixels, refused before decoding', async () => {
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#888' } }).png().toBuffer();
+    png.writeUInt32BE(100_000, 16);
+    png.writeUInt32BE(100_000, 20);
+    problem(await post('/api/v1/background/remove/base64', base64Body(png)), 'too_many_pixels');
+  });
+  it('an image over the byte limit → payload_too_large (Base64, JSON body, multipart)', async () => {
+    const small = await startTestApp({ maxImageBytes: 4096 });
+    try {
+      const token = await small.managedToken();
+      const big = Buffer.alloc(5000, 1);
+      const viaBase64 = await small.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: token }, payload: base64Body(big) });
+      problem(viaBase64, 'payload_too_large');
+      const hugeJson = JSON.stringify({ image_base64: 'A'.repeat(200_000) });
+      const viaBody = await small.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: token, 'content-type': 'application/json' }, payload: hugeJson });
+      problem(viaBody, 'payload_too_large');
+      const { contentType, payload } = await multipartUpload(big, 'big.jpg');
+      const viaForm = await small.app.inject({
+        method: 'POST',
+        url: '/api/v1/background/remove/multipart',
+        headers: { authorization: token, 'content-type': contentType },
+        payload,
+      });
+      problem(viaForm, 'payload_too_large');
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('tokens', () => {
+  it('no Authorization → missing_token', async () => {
+    problem(await t.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', payload: base64Body(jpeg) }), 'missing_token');
+  });
+  it('garbage or unknown managed token → invalid_token', async () => {
+    problem(await post('/api/v1/background/remove/base64', base64Body(jpeg), { authorization: 'nonsense' }), 'invalid_token');
+    problem(await post('/api/v1/background/remove/base64', base64Body(jpeg), { authorization: `cut_mgd_${'A'.repeat(43)}` }), 'invalid_token');
+  });
+  it('a Token ID where a managed token belongs → user_token_not_accepted, with the way out', async () => {
+    const { tokenId } = await t.tokens.createUserToken('errors-user-token');
+    const body = problem(await post('/api/v1/background/remove/base64', base64Body(jpeg), { authorization: tokenId }), 'user_token_not_accepted');
+    expect(body.detail).toMatch(/\/api\/v1\/auth\/token/);
+    const noAuth = await t.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { token: tokenId }, payload: base64Body(jpeg) });
+    problem(noAuth, 'user_token_not_accepted');
+  });
+  it('an expired managed token → expired_token; a revoked user token → revoked_token', async () => {
+    let now = new Date('2030-01-01T00:00:00Z');
+    const clocked = await startTestApp({ managedTokenTtl: 60 }, { now: () => now });
+    try {
+      const { tokenId } = await clocked.tokens.createUserToken('clocked');
+      const exchange = await clocked.app.inject({ method: 'POST', url: '/api/v1/auth/token', headers: { token: tokenId } });
+      expect(exchange.statusCode).toBe(200);
+      const managed = exchange.json().managed_token;
+      now = new Date(now.getTime() + 61_000);
+      const late = await clocked.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: managed }, payload: base64Body(jpeg) });
+      problem(late, 'expired_token');
+      const fresh = (await clocked.app.inject({ method: 'POST', url: '/api/v1/auth/token', headers: { token: tokenId } })).json().managed_token;
+      await clocked.tokens.revokeUserToken('clocked');
+      const revoked = await clocked.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: fresh }, payload: base64Body(jpeg) });
+      problem(revoked, 'revoked_token');
+      problem(await clocked.app.inject({ method: 'POST', url: '/api/v1/auth/token', headers: { token: tokenId } }), 'revoked_token');
+    } finally {
+      await clocked.close();
+    }
+  });
+});
+
+describe('image URLs', () => {
+  it('non-http scheme or a private address → url_not_allowed', async () => {
+    problem(await post('/api/v1/background/remove/url', { image_url: 'file:///etc/passwd' }), 'url_not_allowed');
+    const strict = await startTestApp();
+    try {
+      const response = await strict.app.inject({
+        method: 'POST',
+        url: '/api/v1/background/remove/url',
+        headers: { authorization: await strict.managedToken() },
+        payload: { image_url: 'http://169.254.169.254/latest/meta-data/' },
+      });
+      problem(response, 'url_not_allowed');
+    } finally {
+      await strict.close();
+    }
+  });
+  it('upstream 404 → upstream_fetch_failed', async () => {
+    problem(await post('/api/v1/background/remove/url', { image_url: `${base}/missing.jpg` }), 'upstream_fetch_failed');
+  });
+  it('upstream that never answers → upstream_timeout', async () => {
+    problem(await post('/api/v1/background/remove/url', { image_url: `${base}/slow` }), 'upstream_timeout');
+  });
+});
+
+describe('the service itself', () => {
+  const failing: Segmenter = { size: 1024, run: async () => { throw new Error('secret internal detail /srv/model.onnx'); }, close: async () => {} };
+
+  it('an unexpected failure → internal_error without the cause in the body', async () => {
+    const broken = await startTestApp({}, { model: ModelService.ofSegmenter(failing) });
+    try {
+      const response = await broken.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: await broken.managedToken() }, payload: base64Body(jpeg) });
+      const body = problem(response, 'internal_error');
+      expect(JSON.stringify(body)).not.toMatch(/secret internal detail|model\.onnx/);
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('model not loaded yet → not_ready with Retry-After', async () => {
+    const loading = await startTestApp({}, { model: new ModelService({ dataDir: '/nonexistent', threads: 1, instances: 1 }) });
+    try {
+      const response = await loading.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: await loading.managedToken() }, payload: base64Body(jpeg) });
+      problem(response, 'not_ready');
+      expect(response.headers['retry-after']).toBeDefined();
+      expect((await loading.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+      expect((await loading.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await loading.close();
+    }
+  });
+
+  it('past the per-token limit → rate_limited; past the deadline → deadline_exceeded', async () => {
+    const limited = await startTestApp({ rateLimit: 1 }, { model: ModelService.ofSegmenter(fakeSegmenter()) });
+    try {
+      const token = await limited.managedToken();
+      const send = () => limited.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: token }, payload: base64Body(jpeg) });
+      expect((await send()).statusCode).toBe(200);
+      problem(await send(), 'rate_limited');
+    } finally {
+      await limited.close();
+    }
+    const slow = await startTestApp({ requestTimeoutMs: 1000 }, { model: ModelService.ofSegmenter(fakeSegmenter(1500)) });
+    try {
+      const response = await slow.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: await slow.managedToken() }, payload: base64Body(jpeg) });
+      problem(response, 'deadline_exceeded');
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('model busy and queue full → queue_full with Retry-After, at once', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow: Segmenter = { size: 1024, run: async () => (await gate, new Float32Array(1024 * 1024)), close: async () => {} };
+    const busy = await startTestApp({ inferenceConcurrency: 1, queueMax: 0 }, { model: ModelService.ofSegmenter(slow) });
+    try {
+      const token = await busy.managedToken();
+      const send = () => busy.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: token }, payload: base64Body(jpeg) });
+      const first = send();
+      while (busy.app.queue.running === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      const second = await send();
+      problem(second, 'queue_full');
+      expect(Number(second.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      release();
+      expect((await first).statusCode).toBe(200);
+    } finally {
+      release();
+      await busy.close();
+    }
+  });
+});

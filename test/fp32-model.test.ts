@@ -1,0 +1,45 @@
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { assembleModel } from '../src/model/assemble-model.js';
+import { convertModelToFp32 } from '../src/model/fp32-model.js';
+import { loadSegmenter } from '../src/model/onnx-segmenter.js';
+import { decodeForModel } from '../src/pipeline/decode.js';
+import { toModelTensor } from '../src/pipeline/segment.js';
+import { makePhoto } from './helpers/images.js';
+
+describe('the float32 rewrite of the bundled model', () => {
+  // Two model loads and two passes on one thread: generous under a loaded CI machine.
+  it('converts every float16 weight, drops the Casts, and gives the original outputs within 2e-3', { timeout: 180_000 }, async () => {
+    const dataDir = join(tmpdir(), 'cutout-test-model');
+    const originalPath = await assembleModel(dataDir, { fp32: false });
+    const fp32Path = await assembleModel(dataDir);
+    expect(fp32Path).not.toBe(originalPath);
+
+    const original = await readFile(originalPath);
+    const { model, converted } = convertModelToFp32(original);
+    expect(converted).toBeGreaterThan(100);
+    expect(model.equals(await readFile(fp32Path))).toBe(true);
+    // float16 weights take half the bytes of float32 ones: the file roughly doubles.
+    expect(model.length / original.length).toBeGreaterThan(1.9);
+    expect(model.includes(Buffer.from('graph_output_cast_0'))).toBe(false);
+    // A model with nothing to convert comes back unchanged.
+    expect(convertModelToFp32(model).converted).toBe(0);
+
+    const input = toModelTensor(await decodeForModel(await makePhoto('jpeg', 320, 240), { maxPixels: 1e8, size: 1024 }));
+    const [a, b] = await Promise.all([loadSegmenter(originalPath, { threads: 1 }), loadSegmenter(fp32Path, { threads: 1 })]);
+    try {
+      // run() hands its input over to the worker thread, so each run gets its own copy.
+      const [outA, outB] = [await a.run(input.slice()), await b.run(input.slice())];
+      let maxDifference = 0;
+      for (let i = 0; i < outA.length; i++) maxDifference = Math.max(maxDifference, Math.abs(outA[i] - outB[i]));
+      expect(maxDifference).toBeLessThan(2e-3);
+      // Not trivially equal: the mask has both foreground and background.
+      expect(Math.max(...outB.subarray(500 * 1024, 501 * 1024))).toBeGreaterThan(0.9);
+      expect(outB[0]).toBeLessThan(0.1);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});

@@ -1,0 +1,43 @@
+import sharp, { type Sharp } from 'sharp';
+
+/**
+ * A synthetic photo the model segments reliably: a shaded orange ball with a darker rim
+ * on a pale, softly graded backdrop. The ball is centred and fills about a third of the
+ * picture's width, so its centre is foreground and the corners are background.
+ */
+export async function makeSubjectPhoto(width = 640, height = 480): Promise<Sharp> {
+  const r = Math.round(Math.min(width, height) * 0.3);
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+    <defs>
+      <linearGradient id="bg" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#eef1f4"/><stop offset="1" stop-color="#cfd6dd"/></linearGradient>
+      <radialGradient id="ball" cx="0.38" cy="0.35" r="0.75"><stop offset="0" stop-color="#ffd08a"/><stop offset="0.6" stop-color="#f07a12"/><stop offset="1" stop-color="#8a3a05"/></radialGradient>
+    </defs>
+    <rect width="100%" height="100%" fill="url(#bg)"/>
+    <ellipse cx="${width / 2}" cy="${height / 2 + r * 0.95}" rx="${r * 0.9}" ry="${r * 0.15}" fill="#9aa3ab" opacity="0.5"/>
+    <circle cx="${width / 2}" cy="${height / 2}" r="${r}" fill="url(#ball)"/>
+  </svg>`;
+  return sharp(Buffer.from(svg));
+}
+
+/** The subject photo encoded as one of the formats Cutout accepts. */
+export async function makePhoto(format: 'jpeg' | 'png' | 'webp' | 'gif' | 'tiff' | 'avif', width = 640, height = 480): Promise<Buffer> {
+  const photo = await makeSubjectPhoto(width, height);
+  return photo.toFormat(format).toBuffer();
+}
+
+/** Alpha (0–255) of a decoded RGBA PNG at a point given as fractions of width and height. */
+export async function alphaAt(png: Buffer, fx: number, fy: number): Promise<number> {
+  const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+  if (info.channels !== 4) throw new Error(`expected RGBA, got ${info.channels} channels`);
+  const x = Math.min(info.width - 1, Math.round(fx * info.width));
+  const y = Math.min(info.height - 1, Math.round(fy * info.height));
+  return data[(y * info.width + x) * 4 + 3];
+}
+
+/** A multipart/form-data body with one file part, as `app.inject` takes it. */
+export async function multipartUpload(bytes: Uint8Array, filename = 'photo.jpg', field = 'file'): Promise<{ contentType: string; payload: Buffer }> {
+  const form = new FormData();
+  form.append(field, new Blob([new Uint8Array(bytes)]), filename);
+  const request = new Request('http://cutout.invalid/', { method: 'POST', body: form });
+  return { contentType: request.headers.get('content-type')!, payload: Buffer.from(await request.arrayBuffer()) };
+}

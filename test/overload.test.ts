@@ -1,0 +1,119 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ModelService } from '../src/model/model-service.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { fakeSegmenter } from './helpers/fake-segmenter.js';
+import { makePhoto } from './helpers/images.js';
+
+let jpeg: Buffer;
+beforeAll(async () => {
+  jpeg = await makePhoto('jpeg', 64, 48);
+});
+
+const removal = (t: TestApp, token: string) =>
+  t.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: token }, payload: { image_base64: jpeg.toString('base64') } });
+
+const redisUrl = process.env.REDIS_URL;
+if (!redisUrl) console.error('[cutout tests] Redis rate-limit tests SKIPPED: REDIS_URL is not set (.ci/run sets it)');
+
+describe.each([
+  { store: 'memory', redisUrl: undefined, skip: false },
+  { store: 'Redis', redisUrl, skip: !redisUrl },
+])('rate limit per user token ($store)', ({ redisUrl, skip }) => {
+  it.skipIf(skip)('answers 429 rate_limited with Retry-After and RateLimit-* past the limit, per user token', async () => {
+    const model = ModelService.ofSegmenter(fakeSegmenter());
+    const t = await startTestApp({ rateLimit: 2, redisUrl }, { model });
+    try {
+      const first = await t.managedToken();
+      // A second managed token of the same user token shares the count.
+      const sameUser = await t.managedToken();
+      const a = await removal(t, first);
+      expect(a.statusCode).toBe(200);
+      expect(a.headers['ratelimit-limit']).toBe('2');
+      expect(a.headers['ratelimit-remaining']).toBe('1');
+      expect((await removal(t, sameUser)).statusCode).toBe(200);
+      const refused = await removal(t, first);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json().code).toBe('rate_limited');
+      expect(refused.headers['content-type']).toMatch(/problem\+json/);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.headers['ratelimit-remaining']).toBe('0');
+
+      const { tokenId } = await t.tokens.createUserToken('another-user');
+      const other = (await t.tokens.exchange(tokenId)).managedToken;
+      expect((await removal(t, other)).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe.skipIf(!redisUrl)('rate limit shared through Redis', () => {
+  it('two processes on one store count one user token together', async () => {
+    const model = ModelService.ofSegmenter(fakeSegmenter());
+    const a = await startTestApp({ rateLimit: 3, redisUrl }, { model });
+    const b = await startTestApp({ rateLimit: 3, redisUrl, dataDir: a.config.dataDir }, { model });
+    try {
+      const { tokenId } = await a.tokens.createUserToken('shared');
+      const managed = (await a.tokens.exchange(tokenId)).managedToken;
+      expect((await removal(a, managed)).statusCode).toBe(200);
+      expect((await removal(b, managed)).statusCode).toBe(200);
+      expect((await removal(a, managed)).statusCode).toBe(200);
+      // b's own memory has seen one request; only Redis knows this is the fourth.
+      const refused = await removal(b, managed);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json().code).toBe('rate_limited');
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+});
+
+describe('deadline and dropped work', () => {
+  it('a request past its deadline gets 504 deadline_exceeded, and its queued work never runs', async () => {
+    const segmenter = fakeSegmenter(2500);
+    const t = await startTestApp({ requestTimeoutMs: 1000, inferenceConcurrency: 1 }, { model: ModelService.ofSegmenter(segmenter) });
+    try {
+      const token = await t.managedToken();
+      const started = performance.now();
+      const [running, queued] = await Promise.all([removal(t, token), removal(t, token)]);
+      expect(performance.now() - started).toBeLessThan(2400);
+      for (const response of [running, queued]) {
+        expect(response.statusCode).toBe(504);
+        expect(response.json().code).toBe('deadline_exceeded');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2700));
+      // The first was already in the model (cannot be interrupted); the queued one was dropped.
+      expect(segmenter.runs).toBe(1);
+      expect(t.app.queue.queued).toBe(0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a client that disconnects has its queued work dropped', async () => {
+    const segmenter = fakeSegmenter(1200);
+    const t = await startTestApp({ inferenceConcurrency: 1 }, { model: ModelService.ofSegmenter(segmenter) });
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/api/v1/background/remove/base64`;
+      const token = await t.managedToken();
+      const send = (signal?: AbortSignal) =>
+        fetch(url, { method: 'POST', signal, headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ image_base64: jpeg.toString('base64') }) });
+      const first = send();
+      while (t.app.queue.running === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      const controller = new AbortController();
+      const second = send(controller.signal).catch((error: Error) => error.name);
+      while (t.app.queue.queued === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      controller.abort();
+      expect(await second).toBe('AbortError');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(t.app.queue.queued).toBe(0);
+      expect((await first).status).toBe(200);
+      expect(segmenter.runs).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+});
