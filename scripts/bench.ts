@@ -147,7 +147,7 @@ async function main(): Promise<void> {
     const peerMemory = peer ? new PeakTracker(peer.pid) : undefined;
     if (peer) cpu.watch(peer.pid);
 
-    log(`end to end, ${runs} rounds per size: model alone, Cutout, peer`);
+    log(`end to end, ${runs} rounds per size: model alone, Cutout, Cutout with refine: false, peer`);
     const endToEnd = await measureEndToEnd(images, server, peer, { runs, floorPass: () => meter.pass(), cpu, log });
     // The load phases get the machine to themselves: this process's model session goes.
     await meter.close();

@@ -41,8 +41,9 @@ export function stageMedians(samples: RequestSample[]): StageMedians {
     queue: of((s) => s.timings!.queue),
     inference: of((s) => s.timings!.inference),
     postprocess: of((s) => s.timings!.postprocess),
+    refine: of((s) => s.timings!.refine),
     encode: of((s) => s.timings!.encode),
-    other: of(({ ms, timings: t }) => ms - (t!.preprocess + t!.queue + Math.max(t!.inference, t!.decode) + t!.postprocess + t!.encode)),
+    other: of(({ ms, timings: t }) => ms - (t!.preprocess + t!.queue + Math.max(t!.inference, t!.decode) + t!.postprocess + t!.refine + t!.encode)),
   };
 }
 
@@ -77,6 +78,7 @@ export async function measureEndToEnd(images: BenchImage[], server: CutoutTarget
     options.log(`  ${image.label} (${image.width}×${image.height}): warm-up Cutout ${warm.sample.ms.toFixed(0)} ms${peer ? '' : ', peer skipped'}`);
 
     const cutout: RequestSample[] = [];
+    const unrefined: RequestSample[] = [];
     const peerMs: number[] = [];
     const floorMs: number[] = [];
     const { foreignCores } = await options.cpu.measure(async () => {
@@ -85,7 +87,10 @@ export async function measureEndToEnd(images: BenchImage[], server: CutoutTarget
       const { sample } = await requestRemoval(server, image.jsonBody);
       if (!sample.ok) throw new Error(`Cutout failed on ${image.label}: ${sample.error}`);
       cutout.push(sample);
-      let line = `    run ${run + 1}/${options.runs}: model alone ${floorMs.at(-1)!.toFixed(0)} ms, Cutout ${sample.ms.toFixed(0)} ms`;
+      const { sample: raw } = await requestRemoval(server, image.unrefinedJsonBody);
+      if (!raw.ok) throw new Error(`Cutout (refine: false) failed on ${image.label}: ${raw.error}`);
+      unrefined.push(raw);
+      let line = `    run ${run + 1}/${options.runs}: model alone ${floorMs.at(-1)!.toFixed(0)} ms, Cutout ${sample.ms.toFixed(0)} ms (refine: false ${raw.ms.toFixed(0)} ms)`;
       if (peer) {
         const peerSample = await peer.remove(image);
         if (!peerSample.ok) throw new Error(`the peer failed on ${image.label}: ${peerSample.error}`);
@@ -103,6 +108,7 @@ export async function measureEndToEnd(images: BenchImage[], server: CutoutTarget
       floor,
       foreignCores,
       cutout: { samples: cutout, median: cutoutMedian, stages: stageMedians(cutout), ratioToFloor: cutoutMedian / floor.median },
+      unrefined: { samples: unrefined, median: median(unrefined.map((s) => s.ms)), stages: stageMedians(unrefined) },
       peer: peer ? { samples: peerMs, median: median(peerMs), ratioToCutout: median(peerMs) / cutoutMedian } : undefined,
     });
   }

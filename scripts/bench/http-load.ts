@@ -59,7 +59,7 @@ export function parseServerTiming(header: string | string[] | undefined): StageT
     const match = /^\s*([\w-]+)\s*;\s*dur=([\d.]+)/.exec(entry);
     if (match) timings[match[1]] = Number(match[2]);
   }
-  const stages = ['decode', 'preprocess', 'inference', 'postprocess', 'encode', 'queue'] as const;
+  const stages = ['decode', 'preprocess', 'inference', 'postprocess', 'refine', 'encode', 'queue'] as const;
   return stages.every((stage) => stage in timings) ? (timings as unknown as StageTimings) : undefined;
 }
 

@@ -16,6 +16,8 @@ export interface BenchImage {
   path: string;
   /** The base64 endpoint's request body, built once so the load generator only sends it. */
   jsonBody: Buffer;
+  /** The same with `"refine": false`: the model's mask stretched, to price the refine stage. */
+  unrefinedJsonBody: Buffer;
 }
 
 /**
@@ -34,8 +36,10 @@ export async function makeBenchImages(sourcePath: string, sizes: readonly number
     const bytes = await source.clone().resize(width, height, { fit: 'fill', kernel: 'lanczos3' }).jpeg({ quality: 90 }).toBuffer();
     const path = join(dir, `photo-${megapixels}mp.jpg`);
     await writeFile(path, bytes);
-    const jsonBody = Buffer.concat([Buffer.from('{"image_base64":"'), Buffer.from(bytes.toString('base64')), Buffer.from('"}')]);
-    images.push({ label: `${megapixels} MP`, megapixels: (width * height) / 1e6, width, height, bytes, mime: 'image/jpeg', path, jsonBody });
+    const base64 = Buffer.from(bytes.toString('base64'));
+    const jsonBody = Buffer.concat([Buffer.from('{"image_base64":"'), base64, Buffer.from('"}')]);
+    const unrefinedJsonBody = Buffer.concat([Buffer.from('{"refine":false,"image_base64":"'), base64, Buffer.from('"}')]);
+    images.push({ label: `${megapixels} MP`, megapixels: (width * height) / 1e6, width, height, bytes, mime: 'image/jpeg', path, jsonBody, unrefinedJsonBody });
   }
   return images;
 }

@@ -82,7 +82,7 @@ export function renderReport(r: BenchResults): string {
   out.push(`## End to end, one request at a time (medians of ${r.endToEnd[0]?.cutout.samples.length ?? 0} runs)`, '');
   out.push(
     table(
-      ['photo', 'Cutout e2e', 'model alone (same rounds)', 'e2e ÷ model alone', 'preprocess', 'queue', 'inference', 'decode (beside inference)', 'postprocess', 'encode', 'other (HTTP, Base64, JSON)', 'peer', 'peer ÷ Cutout', 'other processes (cores)'],
+      ['photo', 'Cutout e2e', 'model alone (same rounds)', 'e2e ÷ model alone', 'preprocess', 'queue', 'inference', 'decode (beside inference)', 'postprocess', 'refine', 'encode', 'other (HTTP, Base64, JSON)', 'peer', 'peer ÷ Cutout', 'other processes (cores)'],
       r.endToEnd.map((e) => {
         const st = e.cutout.stages;
         return [
@@ -95,6 +95,7 @@ export function renderReport(r: BenchResults): string {
           formatMs(st.inference),
           formatMs(st.decode),
           formatMs(st.postprocess),
+          formatMs(st.refine),
           formatMs(st.encode),
           formatMs(st.other),
           e.peer ? `${formatMs(e.peer.median)} ms` : 'skipped',
@@ -111,6 +112,32 @@ export function renderReport(r: BenchResults): string {
     '',
   );
 
+  const priced = r.endToEnd.filter((e) => e.unrefined);
+  if (priced.length) {
+    out.push(
+      '### What edge refinement costs (same rounds, default answer against `"refine": false`)',
+      '',
+      table(
+        ['photo', 'default (refined)', 'refine: false', 'difference', 'difference ÷ model alone', 'refine stage', 'inference (refined / not)', 'postprocess (refine: false)'],
+        priced.map((e) => {
+          const raw = e.unrefined!;
+          const cost = e.cutout.median - raw.median;
+          return [
+            e.image.label,
+            `${formatMs(e.cutout.median)} ms`,
+            `${formatMs(raw.median)} ms`,
+            `${formatMs(cost)} ms`,
+            `${((100 * cost) / e.floor.median).toFixed(1)} %`,
+            formatMs(e.cutout.stages.refine),
+            `${formatMs(e.cutout.stages.inference)} / ${formatMs(raw.stages.inference)}`,
+            formatMs(raw.stages.postprocess),
+          ];
+        }),
+      ),
+      '',
+    );
+  }
+
   out.push(`## Under load: ${r.load.image.label} JPEG, closed-loop clients`, '', '### Cutout', '', loadTable(r.load.cutout, true), '');
   const staged = [...r.load.cutout, ...(r.memory ? [r.memory] : [])].filter((l) => l.stages);
   if (staged.length) {
@@ -118,11 +145,11 @@ export function renderReport(r: BenchResults): string {
       'Server-Timing medians under load (ms):',
       '',
       table(
-        ['clients', 'preprocess', 'queue', 'inference', 'decode', 'postprocess', 'encode', 'other'],
+        ['clients', 'preprocess', 'queue', 'inference', 'decode', 'postprocess', 'refine', 'encode', 'other'],
         staged.map((l) => {
           const st = l.stages!;
           const label = l === r.memory ? `${l.clients} (${r.memory.image.label})` : String(l.clients);
-          return [label, st.preprocess, st.queue, st.inference, st.decode, st.postprocess, st.encode, st.other].map((v, i) => (i === 0 ? String(v) : formatMs(v as number)));
+          return [label, st.preprocess, st.queue, st.inference, st.decode, st.postprocess, st.refine, st.encode, st.other].map((v, i) => (i === 0 ? String(v) : formatMs(v as number)));
         }),
       ),
       '',

@@ -13,7 +13,7 @@ export interface ImageInfo {
 
 /** Medians of the Server-Timing stages, plus what the stages do not cover. */
 export interface StageMedians extends StageTimings {
-  /** Client-measured total minus preprocess, queue, max(inference, decode), postprocess and encode: HTTP, Base64 and JSON. */
+  /** Client-measured total minus preprocess, queue, max(inference, decode), postprocess, refine and encode: HTTP, Base64 and JSON. */
   other: number;
 }
 
@@ -26,6 +26,11 @@ export interface EndToEndResult {
   foreignCores: number;
   /** `ratioToFloor`: the median end-to-end latency over the median bare pass of the same rounds. */
   cutout: { samples: RequestSample[]; median: number; stages: StageMedians; ratioToFloor: number };
+  /**
+   * The same request with `"refine": false`, right after it in each round: the default
+   * answer's latency minus this one is what edge refinement costs (issue 5's target).
+   */
+  unrefined?: { samples: RequestSample[]; median: number; stages: StageMedians };
   peer?: { samples: number[]; median: number; ratioToCutout: number };
 }
 

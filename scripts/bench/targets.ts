@@ -28,6 +28,18 @@ export function judgeTargets(results: Omit<BenchResults, 'targets'>): TargetResu
   const large = results.endToEnd.filter((e) => e.image.megapixels >= 10).at(-1);
   overhead('end-to-end at 10+ MP', large, 1.35);
 
+  // Issue 5: refinement and colour estimation together at most 10 % of inference at 10 MP.
+  const refineCost = large?.unrefined && large.cutout.median - large.unrefined.median;
+  targets.push({
+    name: 'edge refinement at 10+ MP',
+    target: '≤ 10 % of inference alone (default answer − refine: false answer)',
+    measured:
+      large?.unrefined && refineCost !== undefined
+        ? `${refineCost.toFixed(0)} ms = ${((100 * refineCost) / large.floor.median).toFixed(1)} % (${large.cutout.median.toFixed(0)} − ${large.unrefined.median.toFixed(0)} ms, ${large.image.label})`
+        : 'not measured',
+    pass: refineCost !== undefined ? refineCost <= 0.1 * large!.floor.median : undefined,
+  });
+
   for (const entry of results.endToEnd) {
     targets.push({
       name: `faster than the peer at ${entry.image.label}`,

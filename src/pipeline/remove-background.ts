@@ -18,10 +18,8 @@ export interface StageTimings {
   /**
    * Edge refinement and foreground colours (docs/quality.md) once the mask is there; the
    * part that needs only the photo runs beside inference, like decode. 0 when switched off.
-   * Optional only so that code that builds its own timings (the benchmark's medians) still
-   * compiles.
    */
-  refine?: number;
+  refine: number;
   /** Join and PNG encode. */
   encode: number;
   /** Waiting for a free model slot. */
