@@ -27,15 +27,18 @@ import { displayPath, findLabelledPairs, readGreyMask, resizeGreyMask, type Grey
 import { composeOver, fringeScores, SCREEN_GREEN } from './eval/fringe.js';
 import { memoSegmenter } from './eval/memo-segmenter.js';
 import { meanOf, scoreBinary, scoreSoft, UNLABELLED } from './eval/metrics.js';
-import { FRINGE_MODE_REFINE, MODE_REFINE, modesFor, type FringeModeName, type ModeName } from './eval/modes.js';
+import { modesFor, parseRefineSettings, refineOption, type FringeModeName, type ModeName } from './eval/modes.js';
 import { DEFINITIONS, printFolder, type FolderResult, type ImageResult, type Kind } from './eval/report.js';
 
-const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--no-fringe] [--json FILE] [--all]
+const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--refine-settings JSON] [--no-fringe] [--json FILE] [--all]
 
   DIR             folder with images/ and masks/ (same base names); default: every folder
                   under ../shared/fixtures/labelled
   --refine MODE   compare (default): the raw pipeline (refine: false) and the refined one,
                   side by side, from one model run per image; on or off: only that one
+  --refine-settings JSON
+                  the refined mode with some settings changed, e.g. '{"gridSide":256}'
+                  (src/pipeline/refine-cutout.ts lists them)
   --no-fringe     skip the green-screen colour test of soft-matte folders
   --json FILE     also write every image's figures to FILE
   --all           print every image, not only the worst five per folder
@@ -52,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
       allowPositionals: true,
       options: {
         refine: { type: 'string' },
+        'refine-settings': { type: 'string' },
         'no-fringe': { type: 'boolean' },
         json: { type: 'string' },
         all: { type: 'boolean' },
@@ -69,6 +73,13 @@ async function main(argv: string[]): Promise<number> {
   const modes = modesFor(args.values.refine);
   if (!modes) {
     console.error(`--refine takes on, off or compare, not ${args.values.refine}\n\n${USAGE}`);
+    return 2;
+  }
+  let settings: RefineSettings;
+  try {
+    settings = parseRefineSettings(args.values['refine-settings']);
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
     return 2;
   }
   const dirs = args.positionals.length > 0 ? args.positionals.map((d) => resolve(d)) : await defaultDirs();
@@ -93,11 +104,12 @@ async function main(argv: string[]): Promise<number> {
   await model.run(new Float32Array(3 * model.size ** 2)); // warm-up, so the first image's time is like the others
   const segmenter = memoSegmenter(model);
   console.log(`model  ${displayPath(modelPath)} (${model.size}×${model.size} input, ${threads} threads); modes: ${modes.join(', ')}`);
+  if (args.values['refine-settings'] !== undefined) console.log(`refine settings: ${JSON.stringify(settings)}`);
 
   const results: FolderResult[] = [];
   try {
     for (const folder of folders) {
-      const result = await evaluateFolder(folder, segmenter, modes, !args.values['no-fringe']);
+      const result = await evaluateFolder(folder, segmenter, modes, settings, !args.values['no-fringe']);
       printFolder(result, args.values.all ?? false);
       results.push(result);
     }
@@ -130,7 +142,7 @@ async function defaultDirs(): Promise<string[]> {
   return entries.filter((e) => e.isDirectory()).map((e) => join(DEFAULT_ROOT, e.name)).sort();
 }
 
-async function evaluateFolder(folder: LabelledFolder, segmenter: Segmenter, modes: ModeName[], fringe: boolean): Promise<FolderResult> {
+async function evaluateFolder(folder: LabelledFolder, segmenter: Segmenter, modes: ModeName[], settings: RefineSettings, fringe: boolean): Promise<FolderResult> {
   // Masks first: they are small, and their values decide how the folder is scored.
   const masks = new Map<LabelledPair, GreyImage>();
   for (const pair of folder.pairs) masks.set(pair, await readGreyMask(pair.maskPath));
@@ -155,7 +167,7 @@ async function evaluateFolder(folder: LabelledFolder, segmenter: Segmenter, mode
       let mask = masks.get(pair)!;
       for (const mode of modes) {
         const t0 = performance.now();
-        const { cutout, modelMs, refineMs } = await runPipeline(bytes, segmenter, MODE_REFINE[mode]);
+        const { cutout, modelMs, refineMs } = await runPipeline(bytes, segmenter, refineOption(mode, settings));
         const pipelineMs = performance.now() - t0;
         const alpha = alphaOf(cutout);
         result.width = alpha.width;
@@ -167,7 +179,7 @@ async function evaluateFolder(folder: LabelledFolder, segmenter: Segmenter, mode
         const scores = kind === 'binary' ? { binary: scoreBinary(alpha.data, mask.data, alpha.width, alpha.height) } : { soft: scoreSoft(alpha.data, mask.data, alpha.width, alpha.height) };
         result.modes[mode] = { pipelineMs, modelMs, refineMs, ...scores };
       }
-      if (kind === 'soft' && fringe) result.fringe = await greenScreenTest(bytes, mask, segmenter, modes);
+      if (kind === 'soft' && fringe) result.fringe = await greenScreenTest(bytes, mask, segmenter, modes, settings);
     } catch (error) {
       result.error = error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
     }
@@ -200,14 +212,14 @@ function alphaOf(cutout: RgbaImage): GreyImage {
  * The image laid over green with its true matte (already at the image's size), cut out in
  * every mode plus "refined alpha, raw colours", each cut-out scored on white and black.
  */
-async function greenScreenTest(bytes: Uint8Array, matte: GreyImage, segmenter: Segmenter, modes: ModeName[]): Promise<ImageResult['fringe']> {
+async function greenScreenTest(bytes: Uint8Array, matte: GreyImage, segmenter: Segmenter, modes: ModeName[], settings: RefineSettings): Promise<ImageResult['fringe']> {
   const { data: foreground, info } = await sharp(bytes).autoOrient().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
   if (info.width !== matte.width || info.height !== matte.height) throw new Error(`green-screen test: image ${info.width}×${info.height}, matte ${matte.width}×${matte.height}`);
   const composite = await sharp(composeOver(foreground, matte.data, SCREEN_GREEN), { raw: { width: info.width, height: info.height, channels: 3 } }).png().toBuffer();
   const fringeModes: FringeModeName[] = modes.length > 1 ? ['raw', 'alphaOnly', 'refined'] : modes;
   const scores: ImageResult['fringe'] = {};
   for (const mode of fringeModes) {
-    const { cutout } = await runPipeline(composite, segmenter, FRINGE_MODE_REFINE[mode]);
+    const { cutout } = await runPipeline(composite, segmenter, refineOption(mode, settings));
     scores[mode] = fringeScores(cutout.data, foreground, matte.data);
   }
   return scores;

@@ -3,20 +3,36 @@ import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from '../../src/pipeline
 /** The ways the eval can run the pipeline: as the API does with `refine: false`, and by default. */
 export type ModeName = 'raw' | 'refined';
 
-/** What `removeBackground`'s `refine` option gets in each mode. */
-export const MODE_REFINE: Record<ModeName, boolean> = { raw: false, refined: true };
-
 /**
  * The green-screen test adds a third way, to tell the two parts of refinement apart: the
  * refined alpha with the photo's colours left as they are.
  */
 export type FringeModeName = ModeName | 'alphaOnly';
 
-export const FRINGE_MODE_REFINE: Record<FringeModeName, boolean | RefineSettings> = {
-  raw: false,
-  alphaOnly: { ...DEFAULT_REFINE_SETTINGS, colour: false },
-  refined: true,
-};
+/**
+ * What `removeBackground`'s `refine` option gets in each mode, the refined modes with
+ * `settings` (the defaults unless `--refine-settings` changes some).
+ */
+export function refineOption(mode: FringeModeName, settings: RefineSettings = DEFAULT_REFINE_SETTINGS): false | RefineSettings {
+  if (mode === 'raw') return false;
+  return mode === 'alphaOnly' ? { ...settings, colour: false } : settings;
+}
+
+/**
+ * `--refine-settings '{"gridSide":256}'`: the defaults with those fields changed, for trying
+ * settings without editing the code. Unknown fields and values of the wrong type are refused.
+ */
+export function parseRefineSettings(json: string | undefined): RefineSettings {
+  if (json === undefined) return DEFAULT_REFINE_SETTINGS;
+  const given: unknown = JSON.parse(json);
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new Error('--refine-settings takes a JSON object');
+  for (const [key, value] of Object.entries(given)) {
+    const expected = typeof DEFAULT_REFINE_SETTINGS[key as keyof RefineSettings];
+    if (expected === 'undefined') throw new Error(`--refine-settings: unknown setting ${key}; known: ${Object.keys(DEFAULT_REFINE_SETTINGS).join(', ')}`);
+    if (typeof value !== expected) throw new Error(`--refine-settings: ${key} must be a ${expected}`);
+  }
+  return { ...DEFAULT_REFINE_SETTINGS, ...(given as Partial<RefineSettings>) };
+}
 
 export const MODE_LABEL: Record<FringeModeName, string> = { raw: 'raw', alphaOnly: 'refined alpha, raw colours', refined: 'refined' };
 

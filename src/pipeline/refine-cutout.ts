@@ -10,6 +10,8 @@ import { guidedFilterCoefficients, guideStatistics, type GuidedFilterCoefficient
  * model's mask (1024 across for IS-Net) and are converted to the grid's pixels.
  */
 export interface RefineSettings {
+  /** The grid's largest side: the model's input and mask are halved until they fit ({@link toGrid}). */
+  gridSide: number;
   /** Firm up the inside and guided-filter the alpha by the photo; otherwise the mask is only stretched (bilinear). */
   alpha: boolean;
   /** Replace the colour of semi-transparent pixels by their estimated foreground colour. */
@@ -25,6 +27,7 @@ export interface RefineSettings {
 
 /** The settings `npm run eval` chose (docs/quality.md). */
 export const DEFAULT_REFINE_SETTINGS: Readonly<RefineSettings> = Object.freeze({
+  gridSide: 512,
   alpha: true,
   colour: true,
   firmRadius: 6,
@@ -53,7 +56,7 @@ export interface PreparedRefinement {
  */
 export function prepareRefinement(modelInput: RawImage, settings: RefineSettings): PreparedRefinement {
   if (modelInput.channels !== 3) throw new Error(`refine needs an RGB model input, got ${modelInput.channels} channels`);
-  const guide = toGrid(modelInput);
+  const guide = toGrid(modelInput, settings.gridSide);
   const gridScale = guide.width / modelInput.width;
   const statistics = settings.alpha ? guideStatistics(guide, { radius: gridRadius(settings.radius, gridScale), epsilon: settings.epsilon }) : undefined;
   const blurs = settings.colour ? imageBlurs(guide, gridRadius(settings.colourRadius, gridScale)) : undefined;
@@ -67,7 +70,7 @@ export function prepareRefinement(modelInput: RawImage, settings: RefineSettings
  */
 export function finishRefinement(prepared: PreparedRefinement, image: RawImage, modelMask: RawImage): RawImage {
   const { settings, guide, gridScale, statistics, blurs } = prepared;
-  const mask = toGrid(modelMask);
+  const mask = toGrid(modelMask, settings.gridSide);
   if (mask.width !== guide.width || mask.height !== guide.height || mask.channels !== 1) {
     throw new Error(`refine needs a one-channel mask the size of the model input, got ${modelMask.width}×${modelMask.height}×${modelMask.channels}`);
   }

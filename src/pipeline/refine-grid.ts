@@ -1,20 +1,16 @@
 import type { RawImage } from './raw-image.js';
 
-/** Sides above this are halved for the grid: 1024 (IS-Net) becomes 512. */
-const MAX_GRID_SIDE = 640;
-
 /**
  * The model's input or mask at the size the refinement's window work runs on: halved (2×2
- * means) until no side is above 640. The windows need the mask's detail, not the photo's:
- * the full-size step puts the photo's own detail back. On the eval's photos a 512 grid
- * scores like the 1024 one (slightly better, even) at a quarter of the cost, which is what
- * keeps a 10-megapixel refinement inside its time budget (docs/quality.md).
+ * means) until no side is above `maxSide`. The windows need the mask's detail, not the
+ * photo's: the full-size step puts the photo's own detail back, so a grid much smaller than
+ * the model's 1024 scores as well at a fraction of the cost (docs/quality.md).
  *
- * @example toGrid(modelInput) // 512×512 from 1024×1024
+ * @example toGrid(modelInput, 512) // 512×512 from 1024×1024
  */
-export function toGrid(image: RawImage): RawImage {
+export function toGrid(image: RawImage, maxSide: number): RawImage {
   let grid = image;
-  while (Math.max(grid.width, grid.height) > MAX_GRID_SIDE) grid = halve(grid);
+  while (Math.max(grid.width, grid.height) > maxSide && grid.width > 1 && grid.height > 1) grid = halve(grid);
   return grid;
 }
 

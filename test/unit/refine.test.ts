@@ -45,10 +45,10 @@ describe('box mean', () => {
 });
 
 describe('grid', () => {
-  it('halves by 2×2 means and stops at 640 or less', () => {
+  it('halves by 2×2 means until the largest side fits', () => {
     const image = rgb(4, 2, (x) => [x * 10, 100, 200 + x]);
     expect(halve(image)).toEqual({ data: Uint8Array.of(5, 100, 201, 25, 100, 203), width: 2, height: 1, channels: 3 });
-    expect([toGrid(grey(1024, 1024, () => 0)).width, toGrid(grey(1300, 600, () => 0)).width, toGrid(grey(600, 600, () => 0)).width]).toEqual([512, 325, 600]);
+    expect([toGrid(grey(1024, 1024, () => 0), 512).width, toGrid(grey(1300, 600, () => 0), 512).width, toGrid(grey(600, 600, () => 0), 640).width, toGrid(grey(1024, 1024, () => 0), 256).width]).toEqual([512, 325, 600, 256]);
   });
 });
 
