@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { assembleModel } from '../src/model/assemble-model.js';
 import { loadSegmenter, type Segmenter } from '../src/model/onnx-segmenter.js';
-import type { RefineSettings } from '../src/pipeline/refine.js';
+import { Refiner, type RefineSettings } from '../src/pipeline/refine.js';
 import { removeBackground } from '../src/pipeline/remove-background.js';
 import { displayPath, findLabelledPairs, readGreyMask, resizeGreyMask, type GreyImage, type LabelledFolder, type LabelledPair } from './eval/dataset.js';
 import { composeOver, fringeScores, SCREEN_GREEN } from './eval/fringe.js';
@@ -103,18 +103,20 @@ async function main(argv: string[]): Promise<number> {
   const model = await loadSegmenter(modelPath, { threads });
   await model.run(new Float32Array(3 * model.size ** 2)); // warm-up, so the first image's time is like the others
   const segmenter = memoSegmenter(model);
+  const pipeline: Pipeline = { segmenter, refiner: new Refiner() };
   console.log(`model  ${displayPath(modelPath)} (${model.size}×${model.size} input, ${threads} threads); modes: ${modes.join(', ')}`);
   if (args.values['refine-settings'] !== undefined) console.log(`refine settings: ${JSON.stringify(settings)}`);
 
   const results: FolderResult[] = [];
   try {
     for (const folder of folders) {
-      const result = await evaluateFolder(folder, segmenter, modes, settings, !args.values['no-fringe']);
+      const result = await evaluateFolder(folder, pipeline, modes, settings, !args.values['no-fringe']);
       printFolder(result, args.values.all ?? false);
       results.push(result);
     }
   } finally {
     await segmenter.close();
+    await pipeline.refiner.close();
   }
 
   const all = results.flatMap((f) => f.images);
@@ -142,7 +144,7 @@ async function defaultDirs(): Promise<string[]> {
   return entries.filter((e) => e.isDirectory()).map((e) => join(DEFAULT_ROOT, e.name)).sort();
 }
 
-async function evaluateFolder(folder: LabelledFolder, segmenter: Segmenter, modes: ModeName[], settings: RefineSettings, fringe: boolean): Promise<FolderResult> {
+async function evaluateFolder(folder: LabelledFolder, pipeline: Pipeline, modes: ModeName[], settings: RefineSettings, fringe: boolean): Promise<FolderResult> {
   // Masks first: they are small, and their values decide how the folder is scored.
   const masks = new Map<LabelledPair, GreyImage>();
   for (const pair of folder.pairs) masks.set(pair, await readGreyMask(pair.maskPath));
@@ -167,7 +169,7 @@ async function evaluateFolder(folder: LabelledFolder, segmenter: Segmenter, mode
       let mask = masks.get(pair)!;
       for (const mode of modes) {
         const t0 = performance.now();
-        const { cutout, modelMs, refineMs } = await runPipeline(bytes, segmenter, refineOption(mode, settings));
+        const { cutout, modelMs, refineMs } = await runPipeline(bytes, pipeline, refineOption(mode, settings));
         const pipelineMs = performance.now() - t0;
         const alpha = alphaOf(cutout);
         result.width = alpha.width;
@@ -179,7 +181,7 @@ async function evaluateFolder(folder: LabelledFolder, segmenter: Segmenter, mode
         const scores = kind === 'binary' ? { binary: scoreBinary(alpha.data, mask.data, alpha.width, alpha.height) } : { soft: scoreSoft(alpha.data, mask.data, alpha.width, alpha.height) };
         result.modes[mode] = { pipelineMs, modelMs, refineMs, ...scores };
       }
-      if (kind === 'soft' && fringe) result.fringe = await greenScreenTest(bytes, mask, segmenter, modes, settings);
+      if (kind === 'soft' && fringe) result.fringe = await greenScreenTest(bytes, mask, pipeline, modes, settings);
     } catch (error) {
       result.error = error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
     }
@@ -196,10 +198,16 @@ interface RgbaImage {
 }
 
 /** What the API would return, decoded: the image through removeBackground and the PNG read back as RGBA. */
-async function runPipeline(bytes: Uint8Array, segmenter: Segmenter, refine: boolean | RefineSettings): Promise<{ cutout: RgbaImage; modelMs: number; refineMs: number }> {
-  const { png, timings } = await removeBackground(bytes, { segmenter, maxPixels: 1e9, refine });
+/** The model (remembering its last answer) and the refine thread, shared by every image. */
+interface Pipeline {
+  segmenter: Segmenter;
+  refiner: Refiner;
+}
+
+async function runPipeline(bytes: Uint8Array, { segmenter, refiner }: Pipeline, refine: boolean | RefineSettings): Promise<{ cutout: RgbaImage; modelMs: number; refineMs: number }> {
+  const { png, timings } = await removeBackground(bytes, { segmenter, refiner, maxPixels: 1e9, refine });
   const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { cutout: { data, width: info.width, height: info.height }, modelMs: timings.inference, refineMs: timings.refine ?? 0 };
+  return { cutout: { data, width: info.width, height: info.height }, modelMs: timings.inference, refineMs: timings.refine };
 }
 
 function alphaOf(cutout: RgbaImage): GreyImage {
@@ -212,14 +220,14 @@ function alphaOf(cutout: RgbaImage): GreyImage {
  * The image laid over green with its true matte (already at the image's size), cut out in
  * every mode plus "refined alpha, raw colours", each cut-out scored on white and black.
  */
-async function greenScreenTest(bytes: Uint8Array, matte: GreyImage, segmenter: Segmenter, modes: ModeName[], settings: RefineSettings): Promise<ImageResult['fringe']> {
+async function greenScreenTest(bytes: Uint8Array, matte: GreyImage, pipeline: Pipeline, modes: ModeName[], settings: RefineSettings): Promise<ImageResult['fringe']> {
   const { data: foreground, info } = await sharp(bytes).autoOrient().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
   if (info.width !== matte.width || info.height !== matte.height) throw new Error(`green-screen test: image ${info.width}×${info.height}, matte ${matte.width}×${matte.height}`);
   const composite = await sharp(composeOver(foreground, matte.data, SCREEN_GREEN), { raw: { width: info.width, height: info.height, channels: 3 } }).png().toBuffer();
   const fringeModes: FringeModeName[] = modes.length > 1 ? ['raw', 'alphaOnly', 'refined'] : modes;
   const scores: ImageResult['fringe'] = {};
   for (const mode of fringeModes) {
-    const { cutout } = await runPipeline(composite, segmenter, refineOption(mode, settings));
+    const { cutout } = await runPipeline(composite, pipeline, refineOption(mode, settings));
     scores[mode] = fringeScores(cutout.data, foreground, matte.data);
   }
   return scores;

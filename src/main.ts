@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildApp } from './http/app.js';
 import { InferenceQueue } from './inference/inference-queue.js';
 import { ModelService } from './model/model-service.js';
+import { Refiner } from './pipeline/refine.js';
 import { openStore } from './store/open-store.js';
 
 /** Starts Cutout: config, store, app, listen; then loads the model; stops cleanly on signals. */
@@ -14,6 +15,7 @@ async function main(config: Config): Promise<void> {
     tokens: new TokenService(store, { managedTokenTtl: config.managedTokenTtl }),
     model: new ModelService({ dataDir: config.dataDir, modelPath: config.modelPath, threads: config.inferenceThreads, instances: config.inferenceConcurrency }),
     queue: new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax }),
+    refiner: new Refiner(),
   };
   const app = await buildApp(services, { level: config.logLevel });
   await app.listen({ port: config.port, host: config.host });
@@ -43,6 +45,7 @@ async function main(config: Config): Promise<void> {
     await app.close();
     await store.close();
     await services.model.close();
+    await services.refiner.close();
     app.log.info('stopped cleanly');
     process.exit(0);
   };

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import sharp, { type OverlayOptions } from 'sharp';
 import { assembleModel } from '../../src/model/assemble-model.js';
 import { loadSegmenter, type Segmenter } from '../../src/model/onnx-segmenter.js';
+import { Refiner } from '../../src/pipeline/refine.js';
 import { removeBackground } from '../../src/pipeline/remove-background.js';
 import { composeOver, SCREEN_GREEN } from './fringe.js';
 import { memoSegmenter } from './memo-segmenter.js';
@@ -51,13 +52,15 @@ const outDir = resolve(process.argv[2] ?? 'docs/quality');
 await mkdir(outDir, { recursive: true });
 const modelPath = process.env.CUTOUT_MODEL_PATH ?? (await assembleModel(process.env.CUTOUT_DATA_DIR ?? './data'));
 const segmenter = memoSegmenter(await loadSegmenter(modelPath, { threads: availableParallelism() }));
+const refiner = new Refiner();
 try {
-  for (const picture of PICTURES) await draw(picture, segmenter);
+  for (const picture of PICTURES) await draw(picture, segmenter, refiner);
 } finally {
   await segmenter.close();
+  await refiner.close();
 }
 
-async function draw(picture: Picture, segmenter: Segmenter): Promise<void> {
+async function draw(picture: Picture, segmenter: Segmenter, refiner: Refiner): Promise<void> {
   const bytes = picture.screenMatte ? await overGreen(join(FIXTURES, picture.photo), join(FIXTURES, picture.screenMatte)) : await readFile(join(FIXTURES, picture.photo));
   const { region, zoom } = picture;
   const tileWidth = region.width * zoom;
@@ -72,7 +75,7 @@ async function draw(picture: Picture, segmenter: Segmenter): Promise<void> {
     { label: 'on black', colour: '#000000' },
   ];
   for (const [row, mode] of rows.entries()) {
-    const { png } = await removeBackground(bytes, { segmenter, maxPixels: 1e9, refine: mode.refine });
+    const { png } = await removeBackground(bytes, { segmenter, refiner, maxPixels: 1e9, refine: mode.refine });
     const detail = await sharp(png).extract(region).toBuffer();
     for (const [column, background] of backgrounds.entries()) {
       const laid = await sharp({ create: { width: region.width, height: region.height, channels: 3, background: background.colour } })

@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { assembleModel } from '../../src/model/assemble-model.js';
 import { loadSegmenter } from '../../src/model/onnx-segmenter.js';
+import { Refiner } from '../../src/pipeline/refine.js';
 import { removeBackground, type StageTimings } from '../../src/pipeline/remove-background.js';
 
 const PHOTOS = resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared/fixtures/photos');
@@ -42,6 +43,7 @@ if (photos.length === 0 || !(megapixels > 0) || !(rounds > 0)) {
 const modelPath = process.env.CUTOUT_MODEL_PATH ?? (await assembleModel(process.env.CUTOUT_DATA_DIR ?? './data'));
 const segmenter = await loadSegmenter(modelPath, { threads: availableParallelism() });
 await segmenter.run(new Float32Array(3 * segmenter.size ** 2));
+const refiner = new Refiner();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
 try {
@@ -54,14 +56,14 @@ try {
     const timings: Record<'raw' | 'refined', StageTimings[]> = { raw: [], refined: [] };
     for (let round = 0; round <= rounds; round++) {
       for (const mode of ['raw', 'refined'] as const) {
-        const { timings: t } = await removeBackground(bytes, { segmenter, maxPixels: 1e9, refine: mode === 'refined' });
+        const { timings: t } = await removeBackground(bytes, { segmenter, refiner, maxPixels: 1e9, refine: mode === 'refined' });
         if (round > 0) timings[mode].push(t); // round 0 warms up both paths
       }
     }
     console.log(`\n${basename(path)} at ${w}×${h} (${((w * h) / 1e6).toFixed(1)} MP), median of ${rounds} rounds, ms`);
     console.log(`  ${'mode'.padEnd(8)}${STAGES.map((s) => s.padStart(12)).join('')}`);
     for (const mode of ['raw', 'refined'] as const) {
-      console.log(`  ${mode.padEnd(8)}${STAGES.map((s) => median(timings[mode].map((t) => t[s] ?? 0)).toFixed(0).padStart(12)).join('')}`);
+      console.log(`  ${mode.padEnd(8)}${STAGES.map((s) => median(timings[mode].map((t) => t[s])).toFixed(0).padStart(12)).join('')}`);
     }
     const inference = median(timings.raw.map((t) => t.inference));
     const refine = median(timings.refined.map((t) => t.refine ?? 0));
@@ -76,4 +78,5 @@ try {
   }
 } finally {
   await segmenter.close();
+  await refiner.close();
 }

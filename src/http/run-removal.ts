@@ -48,6 +48,7 @@ export function runRemoval(app: FastifyInstance, bytes: Uint8Array, signal: Abor
     maxPixels: app.config.maxPixels,
     schedule: (run) => app.queue.run(run, signal),
     refine: refine ?? app.config.refine,
+    refiner: app.refiner,
   });
   work.catch(() => {});
   return untilAborted(work, signal);

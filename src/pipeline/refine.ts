@@ -6,7 +6,7 @@ import type { RefineRequest, RefineResult } from './refine-worker.js';
 
 export { DEFAULT_REFINE_SETTINGS, type RefineSettings };
 
-/** One refinement under way on the refine thread; see {@link beginRefinement}. */
+/** One refinement under way on the refine thread; see {@link Refiner.begin}. */
 export interface Refinement {
   /**
    * Hands the full-size photo over. sharp's buffers cannot be transferred, so it is copied
@@ -25,33 +25,32 @@ export interface Refinement {
  * Third stage: the model's mask made into a full-size alpha that follows the photo's own
  * edges, and the colours of semi-transparent pixels cleaned of the old background
  * (`refine-cutout.ts` has the method, docs/quality.md the measurements). The work is plain
- * typed-array code on a worker thread, so a 10-megapixel photo never holds the event loop.
+ * typed-array code on one worker thread, so a 10-megapixel photo never holds the event loop.
  *
- * It starts before the mask exists: the grid work that needs only the model's input, and
- * the copy of the full-size photo to the thread, happen while the model runs, so what is
- * left once the mask arrives is the part that needs it.
+ * A refinement starts before the mask exists: the grid work that needs only the model's
+ * input, and the copy of the full-size photo to the thread, happen while the model runs, so
+ * what is left once the mask arrives is the part that needs it.
+ *
+ * One Refiner per process, owned like the model: `main.ts` makes it and closes it on
+ * shutdown. The thread starts on first use and is unref'd whenever no answer is awaited, so
+ * an idle Refiner never keeps a process alive.
  *
  * @example
- * const refinement = beginRefinement(modelInput)
+ * const refiner = new Refiner()
+ * const refinement = refiner.begin(modelInput)
  * refinement.setImage(await decodeImage(bytes, options))
  * const { colour, alpha } = await refinement.finish(mask)
+ * await refiner.close()
  */
-export function beginRefinement(modelInput: RawImage, settings: RefineSettings = DEFAULT_REFINE_SETTINGS): Refinement {
-  return refineThread.begin(modelInput, settings);
-}
-
-/**
- * The one thread refinements run on, started on first use. It is process-wide, like sharp's
- * libvips thread pool, rather than a service the app owns: it holds nothing between
- * refinements, and it is unref'd whenever no answer is awaited, so it never keeps a process
- * alive or needs closing.
- */
-class RefineThread {
+export class Refiner {
   #worker: Worker | undefined;
   #waiting = new Map<number, { resolve: (alpha: RawImage) => void; reject: (error: Error) => void }>();
   #nextId = 0;
+  #closed = false;
+  /** Called when the last awaited answer is in, for `close`. */
+  #drained: (() => void) | undefined;
 
-  begin(modelInput: RawImage, settings: RefineSettings): Refinement {
+  begin(modelInput: RawImage, settings: RefineSettings = DEFAULT_REFINE_SETTINGS): Refinement {
     const worker = this.#start();
     const id = this.#nextId++;
     const send = (message: RefineRequest) => worker.postMessage(message);
@@ -63,21 +62,24 @@ class RefineThread {
       setImage: (image) => {
         if (cancelled || imageSent) return;
         imageSent = copyToShared(image).then((shared) => {
-          if (!cancelled) send({ type: 'image', id, image: shared });
+          if (!cancelled && this.#worker === worker) send({ type: 'image', id, image: shared });
           return shared;
         });
       },
       finish: async (mask) => {
         finishing = true;
         if (!imageSent) throw new Error('refine: finish() before setImage()');
-        const colour = await imageSent;
-        const alpha = await new Promise<RawImage>((resolve, reject) => {
+        // Awaited from now on, even while the photo is still being copied, so that `close`
+        // waits for this answer instead of stopping the thread under it.
+        const alpha = new Promise<RawImage>((resolve, reject) => {
           if (this.#worker !== worker) return reject(new Error('the refine thread stopped before the refinement finished'));
           this.#waiting.set(id, { resolve, reject });
           if (this.#waiting.size === 1) worker.ref();
-          send({ type: 'finish', id, mask });
         });
-        return { colour, alpha };
+        alpha.catch(() => {}); // handled below, once the copy is done
+        const colour = await imageSent; // its message goes first
+        send({ type: 'finish', id, mask });
+        return { colour, alpha: await alpha };
       },
       cancel: () => {
         if (finishing || cancelled) return;
@@ -87,22 +89,39 @@ class RefineThread {
     };
   }
 
+  /**
+   * Stops the thread once the refinements being finished have their answers; later calls
+   * to `begin` throw. Refinements begun but not finished are dropped with it.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#waiting.size > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
+    const worker = this.#worker;
+    this.#worker = undefined;
+    await worker?.terminate();
+  }
+
   #start(): Worker {
+    if (this.#closed) throw new Error('the refiner is closed');
     if (this.#worker) return this.#worker;
     const worker = startWorker();
     worker.unref();
     worker.on('message', ({ id, alpha, error }: RefineResult) => {
       const call = this.#waiting.get(id);
       this.#waiting.delete(id);
-      if (this.#waiting.size === 0) worker.unref();
       if (alpha) call?.resolve(alpha);
       else call?.reject(new Error(`refine failed: ${error}`));
+      if (this.#waiting.size === 0) {
+        worker.unref();
+        this.#drained?.();
+      }
     });
     // A crashed thread fails what it held; the next refinement starts a new one.
     const fail = (error: Error) => {
       if (this.#worker === worker) this.#worker = undefined;
       for (const call of this.#waiting.values()) call.reject(error);
       this.#waiting.clear();
+      this.#drained?.();
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the refine thread exited with code ${code}`)));
@@ -110,8 +129,6 @@ class RefineThread {
     return worker;
   }
 }
-
-const refineThread = new RefineThread();
 
 /** Bytes copied per turn of the event loop: a few milliseconds' worth. */
 const COPY_CHUNK = 4 * 1024 * 1024;

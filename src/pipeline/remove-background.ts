@@ -2,7 +2,7 @@ import type { Segmenter } from '../model/onnx-segmenter.js';
 import { composeCutout } from './compose.js';
 import { decodeForModel, decodeImage } from './decode.js';
 import { encodePng } from './encode.js';
-import { beginRefinement, DEFAULT_REFINE_SETTINGS, type Refinement, type RefineSettings } from './refine.js';
+import { DEFAULT_REFINE_SETTINGS, type Refinement, type Refiner, type RefineSettings } from './refine.js';
 import { segment } from './segment.js';
 
 /** Milliseconds spent in each stage of one image, as `Server-Timing` reports them. */
@@ -44,6 +44,8 @@ export interface RemoveBackgroundOptions {
    * (`npm run eval`).
    */
   refine?: boolean | RefineSettings;
+  /** The process's refine thread; needed unless `refine` is false. */
+  refiner?: Refiner;
 }
 
 const since = (start: number) => performance.now() - start;
@@ -57,12 +59,14 @@ const since = (start: number) => performance.now() - start;
  * decode starts only when the image's turn at the model comes, and runs beside it, so a
  * long queue holds small pictures, not full-size ones.
  *
- * @example const { png } = await removeBackground(jpegBytes, { segmenter, maxPixels: 50e6 })
+ * @example const { png } = await removeBackground(jpegBytes, { segmenter, refiner, maxPixels: 50e6 })
  */
 export async function removeBackground(bytes: Uint8Array, options: RemoveBackgroundOptions): Promise<RemovedBackground> {
   const { segmenter, maxPixels } = options;
   const schedule = options.schedule ?? ((work) => work());
   const refine = options.refine === false ? undefined : options.refine === true || options.refine === undefined ? DEFAULT_REFINE_SETTINGS : options.refine;
+  const { refiner } = options;
+  if (refine && !refiner) throw new Error('removeBackground: refine needs a refiner (or refine: false)');
   const timings: StageTimings = { decode: 0, preprocess: 0, inference: 0, postprocess: 0, encode: 0, queue: 0, refine: 0 };
 
   let start = performance.now();
@@ -73,7 +77,7 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
   let refinement: Refinement | undefined;
   const scheduled = schedule(async () => {
     timings.queue = since(queued);
-    refinement = refine ? beginRefinement(modelInput, refine) : undefined;
+    refinement = refine && refiner ? refiner.begin(modelInput, refine) : undefined;
     const decodeStart = performance.now();
     const fullSize = decodeImage(bytes, { maxPixels }).finally(() => (timings.decode = since(decodeStart)));
     // A failed decode must not leave an unhandled rejection while the model runs.

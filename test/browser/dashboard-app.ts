@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
 import { InferenceQueue } from '../../src/inference/inference-queue.js';
 import { ModelService } from '../../src/model/model-service.js';
+import { Refiner } from '../../src/pipeline/refine.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { sharedSegmenter } from '../helpers/app.js';
@@ -43,6 +44,7 @@ export async function startDashboardApp(overrides: Partial<Config> = {}, options
   const tokens = new TokenService(store, { managedTokenTtl: config.managedTokenTtl });
   const model = options.model ?? ModelService.ofSegmenter(await sharedSegmenter());
   const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax });
+  const refiner = new Refiner();
   const logs: LogLine[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -50,7 +52,7 @@ export async function startDashboardApp(overrides: Partial<Config> = {}, options
       done();
     },
   });
-  const app = await buildApp({ config, store, tokens, model, queue }, { level: 'info', stream });
+  const app = await buildApp({ config, store, tokens, model, queue, refiner }, { level: 'info', stream });
   return {
     app,
     config,
@@ -61,6 +63,7 @@ export async function startDashboardApp(overrides: Partial<Config> = {}, options
     async close() {
       await app.close();
       await store.close();
+      await refiner.close();
       if (!overrides.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };

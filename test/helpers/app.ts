@@ -8,6 +8,7 @@ import { buildApp } from '../../src/http/app.js';
 import { InferenceQueue } from '../../src/inference/inference-queue.js';
 import { assembleModel } from '../../src/model/assemble-model.js';
 import { ModelService } from '../../src/model/model-service.js';
+import { Refiner } from '../../src/pipeline/refine.js';
 import { loadSegmenter, type Segmenter } from '../../src/model/onnx-segmenter.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 
@@ -40,7 +41,8 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { n
   const tokens = new TokenService(store, { managedTokenTtl: config.managedTokenTtl, now: options.now });
   const model = options.model ?? ModelService.ofSegmenter(await sharedSegmenter());
   const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax });
-  const app = await buildApp({ config, store, tokens, model, queue });
+  const refiner = new Refiner();
+  const app = await buildApp({ config, store, tokens, model, queue, refiner });
   const { tokenId } = await tokens.createUserToken(`test-${Math.random().toString(36).slice(2)}`);
   return {
     app,
@@ -50,6 +52,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { n
     async close() {
       await app.close();
       await store.close();
+      await refiner.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

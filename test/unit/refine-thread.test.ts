@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { RawImage } from '../../src/pipeline/raw-image.js';
-import { beginRefinement } from '../../src/pipeline/refine.js';
+import { Refiner } from '../../src/pipeline/refine.js';
 import { computeRefinedCutout, DEFAULT_REFINE_SETTINGS } from '../../src/pipeline/refine-cutout.js';
 
 /** A 600×400 photo of a soft-edged disc, the model's 256² view of it, and a blurred mask. */
@@ -21,10 +21,13 @@ function scene(): { image: RawImage; modelInput: RawImage; mask: RawImage } {
 }
 
 describe('the refine thread', () => {
+  const refiner = new Refiner();
+  afterAll(() => refiner.close());
+
   it('gives what the same code gives on this thread, and leaves the caller\'s image as it was', async () => {
     const { image, modelInput, mask } = scene();
     const before = image.data.slice();
-    const refinement = beginRefinement(modelInput);
+    const refinement = refiner.begin(modelInput);
     refinement.setImage(image);
     const cutout = await refinement.finish(mask);
 
@@ -39,16 +42,29 @@ describe('the refine thread', () => {
 
   it('forgets a cancelled refinement and goes on with the next', async () => {
     const { image, modelInput, mask } = scene();
-    const dropped = beginRefinement(modelInput);
+    const dropped = refiner.begin(modelInput);
     dropped.cancel();
     dropped.setImage(image); // ignored
-    const next = beginRefinement(modelInput);
+    const next = refiner.begin(modelInput);
     next.setImage(image);
     expect((await next.finish(mask)).alpha.width).toBe(600);
   });
 
   it('refuses to finish before it has the image', async () => {
     const { modelInput, mask } = scene();
-    await expect(beginRefinement(modelInput).finish(mask)).rejects.toThrow(/before setImage/);
+    await expect(refiner.begin(modelInput).finish(mask)).rejects.toThrow(/before setImage/);
+  });
+
+  it('answers what it is finishing, then stops, and refuses new work once closed', async () => {
+    const { image, modelInput, mask } = scene();
+    const own = new Refiner();
+    const refinement = own.begin(modelInput);
+    refinement.setImage(image);
+    const finished = refinement.finish(mask);
+    // Closing waits for the answer being computed rather than failing it.
+    const closed = own.close();
+    expect((await finished).alpha.width).toBe(600);
+    await closed;
+    expect(() => own.begin(modelInput)).toThrow(/closed/);
   });
 });
