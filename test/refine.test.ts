@@ -44,6 +44,19 @@ async function decodeAnswer(response: { statusCode: number; json: () => any }): 
   return { alpha, rgba: data };
 }
 
+/** Removed pixels are written black (encode.ts): by sharp on the raw path, by the refine stage itself when refined. */
+function expectInvisibleBlack({ alpha, rgba }: { alpha: Uint8Array; rgba: Uint8Array }): void {
+  let invisible = 0;
+  let coloured = 0;
+  for (let i = 0; i < alpha.length; i++) {
+    if (alpha[i] !== 0) continue;
+    invisible++;
+    if (rgba[4 * i] || rgba[4 * i + 1] || rgba[4 * i + 2]) coloured++;
+  }
+  expect(invisible).toBeGreaterThan(alpha.length / 10);
+  expect(coloured).toBe(0);
+}
+
 const base64 = (body: Record<string, unknown>) =>
   t.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: auth }, payload: { image_base64: photo.toString('base64'), ...body } });
 
@@ -62,6 +75,7 @@ describe('refine per request', () => {
       if (alpha[i] === 0 || alpha[i] === 255) continue;
       expect([...rgba.subarray(4 * i, 4 * i + 3)]).toEqual([...refinedColour.subarray(3 * i, 3 * i + 3)]);
     }
+    expectInvisibleBlack({ alpha, rgba });
     const timing = String(response.headers['server-timing']);
     expect(timing).toMatch(/\brefine;dur=\d+(\.\d+)?/);
     expect(timing).toMatch(/\bpostprocess;dur=0\.0\b/);
@@ -69,8 +83,9 @@ describe('refine per request', () => {
 
   it('refine: false answers the model\'s mask stretched, as it was', async () => {
     const response = await base64({ refine: false });
-    const { alpha } = await decodeAnswer(response);
-    expect(Buffer.from(alpha).equals(Buffer.from(rawAlpha))).toBe(true);
+    const answer = await decodeAnswer(response);
+    expect(Buffer.from(answer.alpha).equals(Buffer.from(rawAlpha))).toBe(true);
+    expectInvisibleBlack(answer);
     expect(String(response.headers['server-timing'])).toMatch(/\brefine;dur=0\.0\b/);
   });
 

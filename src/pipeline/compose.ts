@@ -7,6 +7,8 @@ export interface Cutout {
   colour: RawImage;
   /** One channel at the colour's size: 255 keeps a pixel, 0 removes it. */
   alpha: RawImage;
+  /** True when every pixel whose alpha is 0 is already black in `colour` (the refine stage writes them so). */
+  invisibleBlack?: boolean;
 }
 
 /**

@@ -12,10 +12,13 @@ const bufferOf = (image: RawImage) => Buffer.from(image.data.buffer, image.data.
  * file to under a third (level 2: 390 → 130 ms, 19.8 → 5.6 MB). zlib level 2 without adaptive filtering
  * is the fast end of the trade (scripts/png-settings.ts; figures in docs/benchmarks.md).
  */
-export async function encodePng({ colour, alpha }: Cutout): Promise<Buffer> {
-  const visible = await sharp(bufferOf(alpha), rawOf(alpha)).threshold(1).toColourspace('b-w').raw().toBuffer();
-  return sharp(bufferOf(colour), rawOf(colour))
-    .boolean(visible, 'and', rawOf(alpha))
+export async function encodePng({ colour, alpha, invisibleBlack }: Cutout): Promise<Buffer> {
+  let pipeline = sharp(bufferOf(colour), rawOf(colour));
+  if (!invisibleBlack) {
+    const visible = await sharp(bufferOf(alpha), rawOf(alpha)).threshold(1).toColourspace('b-w').raw().toBuffer();
+    pipeline = pipeline.boolean(visible, 'and', rawOf(alpha));
+  }
+  return pipeline
     .joinChannel(bufferOf(alpha), rawOf(alpha))
     .png({ compressionLevel: 2, adaptiveFiltering: false })
     .toBuffer();

@@ -21,7 +21,8 @@ export interface GridResult {
  * interpolated bilinearly from the grid (pixel centres aligned, as sharp resizes); its alpha
  * is `a·I + b` of its own colour I; where that alpha is strictly between 0 and 255 its colour
  * becomes `F = F̂ + α·(I − α·F̂ − (1 − α)·B̂)`, clipped, so that `α·F + (1 − α)·B̂ ≈ I`.
- * Rewrites `image.data` in place and returns the one-channel alpha.
+ * Pixels whose alpha is 0 are written black, as `encodePng` wants them, so that it need not
+ * find them again. Rewrites `image.data` in place and returns the one-channel alpha.
  */
 export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
   const { width, height, data } = image;
@@ -59,7 +60,9 @@ export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
       const from = start[first];
       const to = start[end];
       if (state !== MIXED) {
-        if (state !== 0 && from < to) alpha.fill(state, row + from, row + to);
+        if (from >= to) continue;
+        if (state === 0) data.fill(0, 3 * (row + from), 3 * (row + to));
+        else alpha.fill(state, row + from, row + to);
         continue;
       }
       const last = Math.min(end, gw - 1);
@@ -83,7 +86,11 @@ export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
         // `(v + 0.5) | 0` rounds a non-negative v; Math.round costs five times as much in this loop.
         const value = (a * 255 + 0.5) | 0;
         alpha[p] = value;
-        if (estimates === undefined || value === 0 || value === 255) continue;
+        if (value === 0) {
+          data[j] = data[j + 1] = data[j + 2] = 0;
+          continue;
+        }
+        if (estimates === undefined || value === 255) continue;
         data[j] = (255 * foregroundColour(red, a, lerp(lineFr, left, right, wx), lerp(lineBr, left, right, wx)) + 0.5) | 0;
         data[j + 1] = (255 * foregroundColour(green, a, lerp(lineFg, left, right, wx), lerp(lineBg, left, right, wx)) + 0.5) | 0;
         data[j + 2] = (255 * foregroundColour(blue, a, lerp(lineFb, left, right, wx), lerp(lineBb, left, right, wx)) + 0.5) | 0;

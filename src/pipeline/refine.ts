@@ -79,7 +79,7 @@ export class Refiner {
         alpha.catch(() => {}); // handled below, once the copy is done
         const colour = await imageSent; // its message goes first
         send({ type: 'finish', id, mask });
-        return { colour, alpha: await alpha };
+        return { colour, alpha: await alpha, invisibleBlack: true };
       },
       cancel: () => {
         if (finishing || cancelled) return;
