@@ -27,7 +27,7 @@ export interface RefineSettings {
 
 /** The settings `npm run eval` chose (docs/quality.md). */
 export const DEFAULT_REFINE_SETTINGS: Readonly<RefineSettings> = Object.freeze({
-  gridSide: 512,
+  gridSide: 256,
   alpha: true,
   colour: true,
   firmRadius: 6,
