@@ -8,6 +8,7 @@ import { fetchImage } from '../../fetch/fetch-image.js';
 import { decodeBase64Image } from '../base64-image.js';
 import { registerRateLimit } from '../rate-limit.js';
 import { assertModelCapacity, requestSignal, runRemoval, untilAborted } from '../run-removal.js';
+import { cutoutJson } from '../cutout-json.js';
 
 const Cutout = Type.Object({ image_base64: Type.String({ description: 'Standard Base64 of the PNG with a transparent background.' }) });
 const Refine = Type.Optional(
@@ -16,8 +17,6 @@ const Refine = Type.Optional(
 const UrlBody = Type.Object({ image_url: Type.String({ minLength: 1, maxLength: 8192, description: 'http(s) URL of the image; Cutout fetches it.' }), refine: Refine });
 const Base64Body = Type.Object({ image_base64: Type.String({ minLength: 1, description: 'Standard Base64 of the image (a data: URL prefix is accepted).' }), refine: Refine });
 const security = [{ managedToken: [] }];
-const OPEN = Buffer.from('{"image_base64":"');
-const CLOSE = Buffer.from('"}');
 
 /**
  * The three background endpoints of the specification. Each takes one image, runs the
@@ -54,9 +53,7 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { png, timings, width, height } = await runRemoval(app, bytes, signal, refine);
     reply.request.inputMegapixels = (width * height) / 1e6;
     reply.header('server-timing', Object.entries(timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', '));
-    // Base64 needs no JSON escaping: build the body directly instead of serialising a
-    // string of tens of megabytes on the event loop.
-    return reply.type('application/json; charset=utf-8').send(Buffer.concat([OPEN, Buffer.from(png.toString('base64')), CLOSE]));
+    return reply.type('application/json; charset=utf-8').send(cutoutJson(png));
   };
 
   app.post(
