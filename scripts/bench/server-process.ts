@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, rm, symlink } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { httpRequest } from './http-load.js';
@@ -70,6 +70,17 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /**
+ * The variables `npm start` sets before `node` (package.json's start script begins with
+ * `NAME=value …`): glibc's malloc settings, which must be in place when the process starts,
+ * so the measured server runs as the shipped one does.
+ */
+async function startScriptEnvironment(root: string): Promise<Record<string, string>> {
+  const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  const assignments = /^((?:\w+=\S*\s+)*)node\b/.exec(scripts?.start ?? '')?.[1] ?? '';
+  return Object.fromEntries(assignments.trim().split(/\s+/).filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]));
+}
+
+/**
  * Starts `node <buildDir>/main.js` on a free loopback port with its own data directory (the
  * already assembled model linked in), SQLite, no rate limit and otherwise default settings; creates a user token with the CLI, waits for
  * `GET /readyz` to answer 200 and exchanges the token for a managed one.
@@ -80,6 +91,7 @@ export async function startCutoutServer(options: StartServerOptions): Promise<Cu
   const port = await freePort();
   const env = {
     ...process.env,
+    ...(await startScriptEnvironment(options.root)),
     PORT: String(port),
     HOST: '127.0.0.1',
     CUTOUT_DATA_DIR: options.dataDir,
