@@ -19,6 +19,12 @@ export interface SegmenterOptions {
   threads: number;
   /** Model sessions, each on its own worker thread: how many runs may go at once. Default 1. */
   instances?: number;
+  /**
+   * ONNX Runtime's memory pattern (one planned block for a run's intermediate tensors).
+   * Default false: passes are about 6 % slower without it, but each one's peak is about
+   * 240 MB lower (CUTOUT_INFERENCE_MEMORY_PATTERN).
+   */
+  memoryPattern?: boolean;
 }
 
 interface Instance {
@@ -37,8 +43,8 @@ function startWorker(workerData: SegmenterWorkerData): Worker {
   return new Worker(bootstrap, { eval: true, workerData });
 }
 
-function startInstance(modelPath: string, threads: number): Promise<{ worker: Worker; size: number }> {
-  const worker = startWorker({ modelPath, threads });
+function startInstance(workerData: SegmenterWorkerData): Promise<{ worker: Worker; size: number }> {
+  const worker = startWorker(workerData);
   return new Promise((resolve, reject) => {
     const onError = (error: Error) => reject(error);
     worker.once('error', onError);
@@ -61,7 +67,7 @@ function startInstance(modelPath: string, threads: number): Promise<{ worker: Wo
  */
 export async function loadSegmenter(modelPath: string, options: SegmenterOptions): Promise<Segmenter> {
   const threads = Math.max(1, Math.min(options.threads, availableParallelism() * 2));
-  const started = await Promise.all(Array.from({ length: options.instances ?? 1 }, () => startInstance(modelPath, threads)));
+  const started = await Promise.all(Array.from({ length: options.instances ?? 1 }, () => startInstance({ modelPath, threads, memoryPattern: options.memoryPattern ?? false })));
   const size = started[0].size;
   const instances: Instance[] = started.map(({ worker }) => ({ worker, busy: false }));
   const pending = new Map<number, { resolve: (output: Float32Array) => void; reject: (error: Error) => void }>();

@@ -13,6 +13,8 @@ import * as ort from 'onnxruntime-node';
 export interface SegmenterWorkerData {
   modelPath: string;
   threads: number;
+  /** See SegmenterOptions.memoryPattern. */
+  memoryPattern: boolean;
 }
 export interface WorkerReady {
   type: 'ready';
@@ -34,7 +36,7 @@ export interface RunResult {
 
 const port = parentPort;
 if (!port) throw new Error('segmenter-worker must run as a worker thread');
-const { modelPath, threads } = workerData as SegmenterWorkerData;
+const { modelPath, threads, memoryPattern } = workerData as SegmenterWorkerData;
 
 try {
   const session = await ort.InferenceSession.create(modelPath, {
@@ -47,6 +49,11 @@ try {
     // to 0.54 GB (peaking at 1.16 GB during a pass) without it. Requests hold memory too, so
     // the arena's pages are better returned.
     enableCpuMemArena: false,
+    // Without the memory pattern each intermediate tensor is allocated when it is made and
+    // freed when its last reader is done, so a pass peaks about 240 MB lower, for about 6 %
+    // of its time (docs/benchmarks.md); with 16 10-megapixel requests waiting, that is what
+    // keeps the process under 1.5 GB.
+    enableMemPattern: memoryPattern,
   });
   const inputName = session.inputNames[0];
   const outputName = session.outputNames.includes('output') ? 'output' : session.outputNames[0];

@@ -85,18 +85,21 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
     const inferenceStart = performance.now();
     const mask = await segment(modelInput, segmenter);
     timings.inference = since(inferenceStart);
-    return { mask, image: await fullSize };
+    const { width, height, ...image } = await fullSize;
+    // When refining, the photo lives on in the refine thread's shared copy: letting go of
+    // sharp's buffer here keeps one full-size copy per request in memory instead of two.
+    return { mask, width, height, unrefined: refinement ? undefined : { width, height, ...image } };
   });
   // Whatever failed, the refine thread must not keep this image.
   scheduled.catch(() => refinement?.cancel());
-  const { mask, image } = await scheduled;
+  const { mask, width, height, unrefined } = await scheduled;
 
   start = performance.now();
-  const cutout = refinement ? await refinement.finish(mask) : await composeCutout(image, mask);
+  const cutout = unrefined ? await composeCutout(unrefined, mask) : await refinement!.finish(mask);
   timings[refinement ? 'refine' : 'postprocess'] = since(start);
 
   start = performance.now();
   const png = await encodePng(cutout);
   timings.encode = since(start);
-  return { png, width: image.width, height: image.height, timings };
+  return { png, width, height, timings };
 }
