@@ -10,6 +10,7 @@
  * loopback port with a fresh data directory (the assembled model linked in from ./data),
  * and prints a Markdown report; docs/benchmarks.md records one. Only 127.0.0.1 is contacted.
  */
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -26,11 +27,11 @@ import { measureCutoutLoad, measurePeerLoad, PeakTracker, type LoadLevel } from 
 import { describeMachine } from './bench/machine.js';
 import { measureModelArithmetic } from './bench/model-arithmetic.js';
 import { measureMatMul, measurePasses, measureTensorShapes, openFloorMeter } from './bench/onnx-reference.js';
-import { PeerWorker } from './bench/peer.js';
+import { PEER_ENV, PeerWorker } from './bench/peer.js';
 import { readProcessMemory } from './bench/process-memory.js';
 import { renderReport } from './bench/report.js';
 import type { BenchResults } from './bench/results.js';
-import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
+import { compileServer, startCutoutServer, startScriptEnvironment, type CutoutServer } from './bench/server-process.js';
 import { median } from './bench/stats.js';
 import { judgeTargets } from './bench/targets.js';
 
@@ -234,10 +235,21 @@ async function versions(peer: Record<string, string>): Promise<Record<string, st
   return result;
 }
 
-await main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+// The bare passes run in this process, so it starts under the same C-library settings as the
+// server (package.json's start script): one run again, as a child, if they are not set yet.
+// The peer gets the environment the bench was started with (PEER_ENV), as its users run it.
+const startEnv = await startScriptEnvironment(ROOT);
+if (Object.entries(startEnv).some(([name, value]) => process.env[name] !== value)) {
+  const env = { ...process.env, ...startEnv, [PEER_ENV]: JSON.stringify(process.env) };
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { env, stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code) => process.exit(code ?? 1));
+} else {
+  await main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -20,6 +20,12 @@ interface DoneMessage {
 type WorkerMessage = { type: 'ready'; versions: Record<string, string> } | { type: 'loaded'; key: string } | DoneMessage;
 
 /** One peer call: the sample as the load generator sees it, and the library's own timing. */
+
+/**
+ * Where the bench keeps the environment it was started with, when it runs itself again under
+ * the server's malloc settings: the peer gets that one, as its users would run it.
+ */
+export const PEER_ENV = 'CUTOUT_BENCH_PEER_ENV';
 export interface PeerSample extends RequestSample {
   /** Time inside the worker, from the call to the returned Blob. */
   libraryMs: number;
@@ -60,6 +66,7 @@ export class PeerWorker {
     }
     const child = fork(join(peerDir, 'worker.mjs'), [], {
       cwd: peerDir,
+      env: process.env[PEER_ENV] ? (JSON.parse(process.env[PEER_ENV]) as NodeJS.ProcessEnv) : process.env,
       // Plain node, not the bench's tsx loader: the peer runs as its users run it.
       execArgv: [],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -74,7 +74,7 @@ function exited(child: ChildProcess): Promise<void> {
  * `NAME=value …`): glibc's malloc settings, which must be in place when the process starts,
  * so the measured server runs as the shipped one does.
  */
-async function startScriptEnvironment(root: string): Promise<Record<string, string>> {
+export async function startScriptEnvironment(root: string): Promise<Record<string, string>> {
   const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
   const assignments = /^((?:\w+=\S*\s+)*)node\b/.exec(scripts?.start ?? '')?.[1] ?? '';
   return Object.fromEntries(assignments.trim().split(/\s+/).filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]));
