@@ -117,3 +117,25 @@ describe('formats and orientation', () => {
     await expectCutout(response, 240, 320);
   });
 });
+
+describe('CUTOUT_PNG_COMPRESSION', () => {
+  it('a higher level gives the same pixels in fewer bytes', async () => {
+    const tight = await startTestApp({ pngCompression: 9 });
+    try {
+      const answer = async (app: TestApp) => {
+        const response = await app.app.inject({
+          method: 'POST',
+          url: '/api/v1/background/remove/base64',
+          headers: { authorization: await app.managedToken() },
+          payload: { image_base64: photo.toString('base64') },
+        });
+        return expectCutout(response, 640, 480);
+      };
+      const [fast, small] = [await answer(t), await answer(tight)];
+      expect(small.length).toBeLessThan(fast.length);
+      expect((await sharp(small).raw().toBuffer()).equals(await sharp(fast).raw().toBuffer())).toBe(true);
+    } finally {
+      await tight.close();
+    }
+  });
+});

@@ -49,6 +49,7 @@ export function runRemoval(app: FastifyInstance, bytes: Uint8Array, signal: Abor
     schedule: (run) => app.queue.run(run, signal),
     refine: refine ?? app.config.refine,
     refiner: app.refiner,
+    pngCompression: app.config.pngCompression,
   });
   work.catch(() => {});
   return untilAborted(work, signal);

@@ -46,6 +46,8 @@ export interface RemoveBackgroundOptions {
   refine?: boolean | RefineSettings;
   /** The process's refine thread; needed unless `refine` is false. */
   refiner?: Refiner;
+  /** zlib level of the PNG, 0–9 (CUTOUT_PNG_COMPRESSION; default 1). */
+  pngCompression?: number;
 }
 
 const since = (start: number) => performance.now() - start;
@@ -99,7 +101,7 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
   timings[refinement ? 'refine' : 'postprocess'] = since(start);
 
   start = performance.now();
-  const png = await encodePng(cutout);
+  const png = await encodePng(cutout, options.pngCompression);
   timings.encode = since(start);
   return { png, width, height, timings };
 }
