@@ -71,7 +71,7 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     maximum: 9,
     description:
-      'zlib level of the answers\' PNGs, 0–9. Level 1 encodes a 10-megapixel cut-out in about half the time of level 2 for a file about a fifth larger (docs/benchmarks.md); raise it when bandwidth costs more than CPU.',
+      'zlib level of the answers\' PNGs, 0–9. Level 1 encodes a 10-megapixel cut-out in about 40 % less time than level 2 for a file about a quarter larger (docs/benchmarks.md); raise it when bandwidth costs more than CPU.',
   }),
   inferenceThreads: Type.Integer({
     env: 'CUTOUT_INFERENCE_THREADS',

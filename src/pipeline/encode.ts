@@ -13,8 +13,8 @@ const bufferOf = (image: RawImage) => Buffer.from(image.data.buffer, image.data.
  * alpha is 0 are invisible, so their colour is set to black: the removed background then
  * compresses to almost nothing, which at 12 megapixels cuts the encode time to a third and the
  * file to under a third (level 2: 390 → 130 ms, 19.8 → 5.6 MB). No adaptive filtering, and
- * zlib level 1 by default (CUTOUT_PNG_COMPRESSION): the fast end of the trade, a quarter
- * larger than level 2 for a third less time (scripts/png-settings.ts; docs/benchmarks.md).
+ * zlib level 1 by default (CUTOUT_PNG_COMPRESSION): the fast end of the trade, about a
+ * quarter larger than level 2 for a fifth to 40 % less time (docs/benchmarks.md).
  */
 export async function encodePng({ colour, alpha, invisibleBlack }: Cutout, compressionLevel = DEFAULT_PNG_COMPRESSION): Promise<Buffer> {
   let pipeline = sharp(bufferOf(colour), rawOf(colour));
