@@ -93,9 +93,10 @@ describe('foreground colour estimation (blur fusion)', () => {
     const alpha = computeRefinedCutout({ image, modelInput: composite, mask }, only({ alpha: false, colourRadius: 24 }));
     expect(alpha.data).toEqual(mask.data);
     expect(worstError((x, c) => image.data[3 * (32 * size + x) + c])).toBeLessThanOrEqual(15);
-    // Opaque and transparent pixels keep the photo's colours.
+    // Opaque pixels keep the photo's colours; transparent ones are written black for the encoder.
     expect([...image.data.subarray(3 * (32 * size + 5), 3 * (32 * size + 6))]).toEqual(F);
-    expect([...image.data.subarray(3 * (32 * size + 60), 3 * (32 * size + 61))]).toEqual(B);
+    expect(alpha.data[32 * size + 60]).toBe(0);
+    expect([...image.data.subarray(3 * (32 * size + 60), 3 * (32 * size + 61))]).toEqual([0, 0, 0]);
   });
 });
 
