@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../src/store/database.js';
 import { migrationProvider } from '../src/store/migrations.js';
 import { openSqliteStore } from '../src/store/sqlite-store.js';
-import { AccountEmailTakenError, type NewAccount, type NewUserToken, type Store } from '../src/store/store.js';
-import { storeEngines, type StorePlace } from './helpers/stores.js';
+import { AccountEmailTakenError, type NewAccount, type NewUserToken } from '../src/store/store.js';
+import { freshStoreEach, storeEngines } from './helpers/stores.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
@@ -29,67 +29,58 @@ const newUserToken = (name: string, accountId: string | null = null): NewUserTok
 // The dashboard's tables (accounts, sessions, daily usage) on every engine the store runs on.
 for (const engine of storeEngines()) {
   describe.skipIf(engine.skip)(`${engine.name} store: accounts, sessions, usage`, () => {
-    let place: StorePlace;
-    let store: Store;
-
-    beforeEach(async () => {
-      place = await engine.createPlace();
-      store = await place.open();
-    });
-    afterEach(async () => {
-      await place?.dispose();
-    });
+    const fresh = freshStoreEach(engine);
 
     it('creates accounts, refuses a second with the same email, and finds one by email with its hash', async () => {
       const first = newAccount('a@example.com');
-      expect(await store.createAccount(first)).toEqual({ id: first.id, email: 'a@example.com', createdAt: at(0) });
-      await expect(store.createAccount(newAccount('a@example.com', 1))).rejects.toBeInstanceOf(AccountEmailTakenError);
-      const second = await store.createAccount(newAccount('b@example.com', 2));
-      expect((await store.listAccounts()).map((a) => a.email)).toEqual(['a@example.com', 'b@example.com']);
-      expect(await store.findAccountByEmail('a@example.com')).toEqual({ id: first.id, email: 'a@example.com', createdAt: at(0), passwordHash: first.passwordHash });
-      expect(await store.findAccountByEmail('nobody@example.com')).toBeUndefined();
+      expect(await fresh.store.createAccount(first)).toEqual({ id: first.id, email: 'a@example.com', createdAt: at(0) });
+      await expect(fresh.store.createAccount(newAccount('a@example.com', 1))).rejects.toBeInstanceOf(AccountEmailTakenError);
+      const second = await fresh.store.createAccount(newAccount('b@example.com', 2));
+      expect((await fresh.store.listAccounts()).map((a) => a.email)).toEqual(['a@example.com', 'b@example.com']);
+      expect(await fresh.store.findAccountByEmail('a@example.com')).toEqual({ id: first.id, email: 'a@example.com', createdAt: at(0), passwordHash: first.passwordHash });
+      expect(await fresh.store.findAccountByEmail('nobody@example.com')).toBeUndefined();
       expect(second.email).toBe('b@example.com');
     });
 
     it('gives the tokens made before any account to the first account, and only to it', async () => {
-      const orphan = await store.createUserToken(newUserToken('from-before'));
-      const first = await store.createAccount(newAccount('first@example.com'));
-      const second = await store.createAccount(newAccount('second@example.com', 1));
-      const own = await store.createUserToken(newUserToken('own', second.id));
-      expect((await store.listUserTokens({ accountId: first.id })).map((t) => t.id)).toEqual([orphan.id]);
-      expect((await store.listUserTokens({ accountId: second.id })).map((t) => t.id)).toEqual([own.id]);
-      expect(await store.listUserTokens()).toHaveLength(2);
+      const orphan = await fresh.store.createUserToken(newUserToken('from-before'));
+      const first = await fresh.store.createAccount(newAccount('first@example.com'));
+      const second = await fresh.store.createAccount(newAccount('second@example.com', 1));
+      const own = await fresh.store.createUserToken(newUserToken('own', second.id));
+      expect((await fresh.store.listUserTokens({ accountId: first.id })).map((t) => t.id)).toEqual([orphan.id]);
+      expect((await fresh.store.listUserTokens({ accountId: second.id })).map((t) => t.id)).toEqual([own.id]);
+      expect(await fresh.store.listUserTokens()).toHaveLength(2);
     });
 
     it('keeps sessions by hash with their account, and deletes them one by one or once expired', async () => {
-      const account = await store.createAccount(newAccount('owner@example.com'));
+      const account = await fresh.store.createAccount(newAccount('owner@example.com'));
       const [live, old] = [hash(), hash()];
-      await store.createDashboardSession(live, account.id, at(0), at(3600));
-      await store.createDashboardSession(old, account.id, at(0), at(60));
-      expect(await store.findDashboardSession(live)).toEqual({ tokenHash: live, expiresAt: at(3600), account });
-      expect(await store.findDashboardSession(hash())).toBeUndefined();
-      expect(await store.deleteExpiredDashboardSessions(at(120))).toBe(1);
-      expect(await store.findDashboardSession(old)).toBeUndefined();
-      await store.deleteDashboardSession(live);
-      expect(await store.findDashboardSession(live)).toBeUndefined();
+      await fresh.store.createDashboardSession(live, account.id, at(0), at(3600));
+      await fresh.store.createDashboardSession(old, account.id, at(0), at(60));
+      expect(await fresh.store.findDashboardSession(live)).toEqual({ tokenHash: live, expiresAt: at(3600), account });
+      expect(await fresh.store.findDashboardSession(hash())).toBeUndefined();
+      expect(await fresh.store.deleteExpiredDashboardSessions(at(120))).toBe(1);
+      expect(await fresh.store.findDashboardSession(old)).toBeUndefined();
+      await fresh.store.deleteDashboardSession(live);
+      expect(await fresh.store.findDashboardSession(live)).toBeUndefined();
     });
 
     it('adds removals up per token and day, and lists one account’s from a day on', async () => {
-      const mine = await store.createAccount(newAccount('mine@example.com'));
-      const theirs = await store.createAccount(newAccount('theirs@example.com', 1));
-      const a = await store.createUserToken(newUserToken('a', mine.id));
-      const b = await store.createUserToken(newUserToken('b', mine.id));
-      const c = await store.createUserToken(newUserToken('c', theirs.id));
-      await store.recordRemoval(a.id, '2030-01-01', 'succeeded', 0.5);
-      await store.recordRemoval(a.id, '2030-01-02', 'succeeded', 1.25);
-      await store.recordRemoval(a.id, '2030-01-02', 'succeeded', 2);
-      await store.recordRemoval(a.id, '2030-01-02', 'refused', 0);
-      await store.recordRemoval(b.id, '2030-01-02', 'failed', 0);
-      await store.recordRemoval(c.id, '2030-01-02', 'succeeded', 9);
+      const mine = await fresh.store.createAccount(newAccount('mine@example.com'));
+      const theirs = await fresh.store.createAccount(newAccount('theirs@example.com', 1));
+      const a = await fresh.store.createUserToken(newUserToken('a', mine.id));
+      const b = await fresh.store.createUserToken(newUserToken('b', mine.id));
+      const c = await fresh.store.createUserToken(newUserToken('c', theirs.id));
+      await fresh.store.recordRemoval(a.id, '2030-01-01', 'succeeded', 0.5);
+      await fresh.store.recordRemoval(a.id, '2030-01-02', 'succeeded', 1.25);
+      await fresh.store.recordRemoval(a.id, '2030-01-02', 'succeeded', 2);
+      await fresh.store.recordRemoval(a.id, '2030-01-02', 'refused', 0);
+      await fresh.store.recordRemoval(b.id, '2030-01-02', 'failed', 0);
+      await fresh.store.recordRemoval(c.id, '2030-01-02', 'succeeded', 9);
       // Concurrent upserts of the same row all count.
-      await Promise.all(Array.from({ length: 10 }, () => store.recordRemoval(b.id, '2030-01-03', 'succeeded', 0.1)));
+      await Promise.all(Array.from({ length: 10 }, () => fresh.store.recordRemoval(b.id, '2030-01-03', 'succeeded', 0.1)));
 
-      const rows = await store.listDailyUsage(mine.id, '2030-01-02');
+      const rows = await fresh.store.listDailyUsage(mine.id, '2030-01-02');
       const sorted = [...rows].sort((x, y) => (x.day + x.userTokenId).localeCompare(y.day + y.userTokenId));
       expect(sorted.map((r) => ({ ...r, megapixels: Math.round(r.megapixels * 100) / 100 }))).toEqual(
         [
@@ -98,7 +89,7 @@ for (const engine of storeEngines()) {
           { userTokenId: b.id, day: '2030-01-03', succeeded: 10, refused: 0, failed: 0, megapixels: 1 },
         ].sort((x, y) => (x.day + x.userTokenId).localeCompare(y.day + y.userTokenId)),
       );
-      expect(await store.listDailyUsage(theirs.id, '2030-01-01')).toMatchObject([{ userTokenId: c.id, succeeded: 1, megapixels: 9 }]);
+      expect(await fresh.store.listDailyUsage(theirs.id, '2030-01-01')).toMatchObject([{ userTokenId: c.id, succeeded: 1, megapixels: 9 }]);
     });
   });
 }

@@ -94,19 +94,24 @@ describe('refine per request', () => {
     expect(response.statusCode).toBe(400);
   });
 
+  /** The photo uploaded with a `refine` form field of `value`, before or after the file part. */
+  const uploadWithRefineField = async (value: string, fieldFirst: boolean) => {
+    const form = new FormData();
+    if (fieldFirst) form.append('refine', value);
+    form.append('file', new Blob([new Uint8Array(photo)], { type: 'image/jpeg' }), 'photo.jpg');
+    if (!fieldFirst) form.append('refine', value);
+    const request = new Request('http://cutout.invalid/', { method: 'POST', body: form });
+    return t.app.inject({
+      method: 'POST',
+      url: '/api/v1/background/remove/multipart',
+      headers: { authorization: auth, 'content-type': request.headers.get('content-type')! },
+      payload: Buffer.from(await request.arrayBuffer()),
+    });
+  };
+
   it('multipart: a form field refine=false, before or after the file, gives the raw alpha', async () => {
     for (const fieldFirst of [true, false]) {
-      const form = new FormData();
-      if (fieldFirst) form.append('refine', 'false');
-      form.append('file', new Blob([new Uint8Array(photo)], { type: 'image/jpeg' }), 'photo.jpg');
-      if (!fieldFirst) form.append('refine', 'FALSE');
-      const request = new Request('http://cutout.invalid/', { method: 'POST', body: form });
-      const response = await t.app.inject({
-        method: 'POST',
-        url: '/api/v1/background/remove/multipart',
-        headers: { authorization: auth, 'content-type': request.headers.get('content-type')! },
-        payload: Buffer.from(await request.arrayBuffer()),
-      });
+      const response = await uploadWithRefineField(fieldFirst ? 'false' : 'FALSE', fieldFirst);
       const { alpha } = await decodeAnswer(response);
       expect(Buffer.from(alpha).equals(Buffer.from(rawAlpha))).toBe(true);
     }
@@ -117,16 +122,7 @@ describe('refine per request', () => {
     const plain = await t.app.inject({ method: 'POST', url: '/api/v1/background/remove/multipart', headers: { authorization: auth, 'content-type': contentType }, payload });
     expect(Buffer.from((await decodeAnswer(plain)).alpha).equals(Buffer.from(refinedAlpha))).toBe(true);
 
-    const form = new FormData();
-    form.append('refine', 'maybe');
-    form.append('file', new Blob([new Uint8Array(photo)], { type: 'image/jpeg' }), 'photo.jpg');
-    const request = new Request('http://cutout.invalid/', { method: 'POST', body: form });
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/background/remove/multipart',
-      headers: { authorization: auth, 'content-type': request.headers.get('content-type')! },
-      payload: Buffer.from(await request.arrayBuffer()),
-    });
+    const response = await uploadWithRefineField('maybe', true);
     expect(response.statusCode).toBe(400);
     expect(response.json().detail).toMatch(/refine/);
   });

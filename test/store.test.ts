@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TokenNameTakenError, type NewUserToken, type Store } from '../src/store/store.js';
-import { storeEngines, type StorePlace } from './helpers/stores.js';
+import { describe, expect, it } from 'vitest';
+import { TokenNameTakenError, type NewUserToken } from '../src/store/store.js';
+import { freshStoreEach, storeEngines } from './helpers/stores.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 /** An ISO time `seconds` after T0. */
@@ -24,37 +24,28 @@ const hash = () => randomBytes(32).toString('hex');
 
 for (const engine of storeEngines()) {
   describe.skipIf(engine.skip)(`${engine.name} store`, () => {
-    let place: StorePlace;
-    let store: Store;
-
-    beforeEach(async () => {
-      place = await engine.createPlace();
-      store = await place.open();
-    });
-    afterEach(async () => {
-      await place?.dispose();
-    });
+    const fresh = freshStoreEach(engine);
 
     it('runs its migrations again on an existing database without error or data loss', async () => {
-      const token = await store.createUserToken(newUserToken('before-reopen'));
+      const token = await fresh.store.createUserToken(newUserToken('before-reopen'));
       // A second store over the same data while the first is open, as a restart during a rolling deploy would.
-      const second = await place.open();
+      const second = await fresh.place.open();
       expect(await second.listUserTokens()).toEqual([token]);
       await second.close();
-      await store.close();
-      const third = await place.open();
+      await fresh.store.close();
+      const third = await fresh.place.open();
       expect(await third.listUserTokens()).toEqual([token]);
     });
 
     it('opens a second, independent store beside one that is already migrated', async () => {
-      await store.createUserToken(newUserToken('first-place'));
+      await fresh.store.createUserToken(newUserToken('first-place'));
       // PostgreSQL: a second schema in the same database, as a second test run or deployment has.
       const otherPlace = await engine.createPlace();
       try {
         const other = await otherPlace.open();
         expect(await other.listUserTokens()).toEqual([]);
         await other.createUserToken(newUserToken('first-place'));
-        expect(await store.listUserTokens()).toHaveLength(1);
+        expect(await fresh.store.listUserTokens()).toHaveLength(1);
       } finally {
         await otherPlace.dispose();
       }
@@ -63,8 +54,8 @@ for (const engine of storeEngines()) {
     it('creates user tokens and lists them oldest first, without their hashes', async () => {
       const later = newUserToken('later', { createdAt: at(60), expiresAt: at(86_400) });
       const earlier = newUserToken('earlier', { createdAt: at(0) });
-      const createdLater = await store.createUserToken(later);
-      const createdEarlier = await store.createUserToken(earlier);
+      const createdLater = await fresh.store.createUserToken(later);
+      const createdEarlier = await fresh.store.createUserToken(earlier);
 
       expect(createdEarlier).toEqual({
         id: earlier.id,
@@ -76,60 +67,60 @@ for (const engine of storeEngines()) {
         lastUsedAt: null,
       });
       expect(createdLater).toMatchObject({ id: later.id, expiresAt: at(86_400) });
-      const listed = await store.listUserTokens();
+      const listed = await fresh.store.listUserTokens();
       expect(listed).toEqual([createdEarlier, createdLater]);
       expect(JSON.stringify(listed)).not.toContain(earlier.tokenHash);
     });
 
     it('finds a user token by its hash, and nothing for an unknown hash', async () => {
       const wanted = newUserToken('wanted');
-      const created = await store.createUserToken(wanted);
-      await store.createUserToken(newUserToken('other'));
+      const created = await fresh.store.createUserToken(wanted);
+      await fresh.store.createUserToken(newUserToken('other'));
 
-      expect(await store.findUserTokenByHash(wanted.tokenHash)).toEqual({ ...created, tokenHash: wanted.tokenHash });
-      expect(await store.findUserTokenByHash(hash())).toBeUndefined();
+      expect(await fresh.store.findUserTokenByHash(wanted.tokenHash)).toEqual({ ...created, tokenHash: wanted.tokenHash });
+      expect(await fresh.store.findUserTokenByHash(hash())).toBeUndefined();
     });
 
     it('refuses a second active token with the same name, and allows the name again once the first is revoked', async () => {
-      const first = await store.createUserToken(newUserToken('ci'));
-      await expect(store.createUserToken(newUserToken('ci'))).rejects.toBeInstanceOf(TokenNameTakenError);
-      await expect(store.createUserToken(newUserToken('ci'))).rejects.toThrow('an active token is already named "ci"');
-      expect((await store.listUserTokens()).map((t) => t.id)).toEqual([first.id]);
+      const first = await fresh.store.createUserToken(newUserToken('ci'));
+      await expect(fresh.store.createUserToken(newUserToken('ci'))).rejects.toBeInstanceOf(TokenNameTakenError);
+      await expect(fresh.store.createUserToken(newUserToken('ci'))).rejects.toThrow('an active token is already named "ci"');
+      expect((await fresh.store.listUserTokens()).map((t) => t.id)).toEqual([first.id]);
 
-      expect(await store.revokeUserToken(first.id, at(10))).toBe(true);
-      const second = await store.createUserToken(newUserToken('ci', { createdAt: at(20) }));
+      expect(await fresh.store.revokeUserToken(first.id, at(10))).toBe(true);
+      const second = await fresh.store.createUserToken(newUserToken('ci', { createdAt: at(20) }));
 
-      expect(await store.findActiveUserTokensByName('ci')).toEqual([second]);
-      expect((await store.listUserTokens()).map((t) => [t.id, t.revokedAt])).toEqual([
+      expect(await fresh.store.findActiveUserTokensByName('ci')).toEqual([second]);
+      expect((await fresh.store.listUserTokens()).map((t) => [t.id, t.revokedAt])).toEqual([
         [first.id, at(10)],
         [second.id, null],
       ]);
     });
 
     it('revokes a token once: true the first time, false after, and false for an unknown id', async () => {
-      const token = await store.createUserToken(newUserToken('to-revoke'));
-      const bystander = await store.createUserToken(newUserToken('bystander'));
+      const token = await fresh.store.createUserToken(newUserToken('to-revoke'));
+      const bystander = await fresh.store.createUserToken(newUserToken('bystander'));
 
-      expect(await store.revokeUserToken(token.id, at(5))).toBe(true);
-      expect(await store.revokeUserToken(token.id, at(9))).toBe(false);
-      expect(await store.revokeUserToken(randomUUID(), at(9))).toBe(false);
+      expect(await fresh.store.revokeUserToken(token.id, at(5))).toBe(true);
+      expect(await fresh.store.revokeUserToken(token.id, at(9))).toBe(false);
+      expect(await fresh.store.revokeUserToken(randomUUID(), at(9))).toBe(false);
 
-      const listed = await store.listUserTokens();
+      const listed = await fresh.store.listUserTokens();
       // The first revocation time stays; the bystander is untouched.
       expect(listed.find((t) => t.id === token.id)?.revokedAt).toBe(at(5));
       expect(listed.find((t) => t.id === bystander.id)?.revokedAt).toBeNull();
-      expect(await store.findActiveUserTokensByName('to-revoke')).toEqual([]);
+      expect(await fresh.store.findActiveUserTokensByName('to-revoke')).toEqual([]);
     });
 
     it('records when a user token was last used', async () => {
       const used = newUserToken('used');
-      await store.createUserToken(used);
-      const unused = await store.createUserToken(newUserToken('unused', { createdAt: at(1) }));
+      await fresh.store.createUserToken(used);
+      const unused = await fresh.store.createUserToken(newUserToken('unused', { createdAt: at(1) }));
 
-      await store.markUserTokenUsed(used.id, at(30));
-      expect((await store.findUserTokenByHash(used.tokenHash))?.lastUsedAt).toBe(at(30));
-      await store.markUserTokenUsed(used.id, at(90));
-      expect((await store.listUserTokens()).map((t) => [t.id, t.lastUsedAt])).toEqual([
+      await fresh.store.markUserTokenUsed(used.id, at(30));
+      expect((await fresh.store.findUserTokenByHash(used.tokenHash))?.lastUsedAt).toBe(at(30));
+      await fresh.store.markUserTokenUsed(used.id, at(90));
+      expect((await fresh.store.listUserTokens()).map((t) => [t.id, t.lastUsedAt])).toEqual([
         [used.id, at(90)],
         [unused.id, null],
       ]);
@@ -137,13 +128,13 @@ for (const engine of storeEngines()) {
 
     it('creates managed tokens and finds them joined with their user token', async () => {
       const owner = newUserToken('owner', { expiresAt: at(7 * 86_400) });
-      await store.createUserToken(owner);
-      await store.createUserToken(newUserToken('someone-else'));
-      await store.markUserTokenUsed(owner.id, at(1));
+      await fresh.store.createUserToken(owner);
+      await fresh.store.createUserToken(newUserToken('someone-else'));
+      await fresh.store.markUserTokenUsed(owner.id, at(1));
       const managedHash = hash();
-      await store.createManagedToken(managedHash, owner.id, at(1), at(3601));
+      await fresh.store.createManagedToken(managedHash, owner.id, at(1), at(3601));
 
-      expect(await store.findManagedToken(managedHash)).toEqual({
+      expect(await fresh.store.findManagedToken(managedHash)).toEqual({
         tokenHash: managedHash,
         userTokenId: owner.id,
         expiresAt: at(3601),
@@ -157,37 +148,37 @@ for (const engine of storeEngines()) {
           lastUsedAt: at(1),
         },
       });
-      expect(await store.findManagedToken(hash())).toBeUndefined();
+      expect(await fresh.store.findManagedToken(hash())).toBeUndefined();
       // The join reads the user token as it is now, so a revocation shows through at once.
-      await store.revokeUserToken(owner.id, at(2));
-      expect((await store.findManagedToken(managedHash))?.userToken.revokedAt).toBe(at(2));
+      await fresh.store.revokeUserToken(owner.id, at(2));
+      expect((await fresh.store.findManagedToken(managedHash))?.userToken.revokedAt).toBe(at(2));
     });
 
     it('deletes only the managed tokens that expired before the given time, and says how many', async () => {
       const owner = newUserToken('owner');
-      await store.createUserToken(owner);
+      await fresh.store.createUserToken(owner);
       const expired = [hash(), hash()];
       const live = [hash(), hash()];
-      await store.createManagedToken(expired[0], owner.id, at(0), at(100));
-      await store.createManagedToken(expired[1], owner.id, at(0), at(200));
-      await store.createManagedToken(live[0], owner.id, at(0), at(301));
-      await store.createManagedToken(live[1], owner.id, at(0), at(86_400));
+      await fresh.store.createManagedToken(expired[0], owner.id, at(0), at(100));
+      await fresh.store.createManagedToken(expired[1], owner.id, at(0), at(200));
+      await fresh.store.createManagedToken(live[0], owner.id, at(0), at(301));
+      await fresh.store.createManagedToken(live[1], owner.id, at(0), at(86_400));
 
-      expect(await store.deleteExpiredManagedTokens(at(300))).toBe(2);
-      for (const h of expired) expect(await store.findManagedToken(h)).toBeUndefined();
-      for (const h of live) expect(await store.findManagedToken(h)).toMatchObject({ tokenHash: h });
-      expect(await store.deleteExpiredManagedTokens(at(300))).toBe(0);
+      expect(await fresh.store.deleteExpiredManagedTokens(at(300))).toBe(2);
+      for (const h of expired) expect(await fresh.store.findManagedToken(h)).toBeUndefined();
+      for (const h of live) expect(await fresh.store.findManagedToken(h)).toMatchObject({ tokenHash: h });
+      expect(await fresh.store.deleteExpiredManagedTokens(at(300))).toBe(0);
     });
 
     it('keeps its data across close and reopen', async () => {
       const owner = newUserToken('durable', { expiresAt: at(999) });
-      const created = await store.createUserToken(owner);
-      await store.markUserTokenUsed(owner.id, at(3));
+      const created = await fresh.store.createUserToken(owner);
+      await fresh.store.markUserTokenUsed(owner.id, at(3));
       const managedHash = hash();
-      await store.createManagedToken(managedHash, owner.id, at(3), at(3603));
-      await store.close();
+      await fresh.store.createManagedToken(managedHash, owner.id, at(3), at(3603));
+      await fresh.store.close();
 
-      const reopened = await place.open();
+      const reopened = await fresh.place.open();
       expect(await reopened.listUserTokens()).toEqual([{ ...created, lastUsedAt: at(3) }]);
       expect(await reopened.findUserTokenByHash(owner.tokenHash)).toMatchObject({ id: owner.id, tokenHash: owner.tokenHash });
       expect(await reopened.findManagedToken(managedHash)).toMatchObject({ userTokenId: owner.id, expiresAt: at(3603) });

@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
+import { afterEach, beforeEach } from 'vitest';
 import pg from 'pg';
 import { openPostgresStore } from '../../src/store/postgres-store.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
@@ -141,4 +142,32 @@ export function integrityCheck(dataDir: string): string {
   } finally {
     database.close();
   }
+}
+
+/**
+ * A fresh place and a store opened on it before each test of the calling `describe`, disposed
+ * after it. Read them through the getters (they change from test to test).
+ *
+ * @example const fresh = freshStoreEach(engine); it('…', async () => { await fresh.store.listUserTokens() })
+ */
+export function freshStoreEach(engine: StoreEngine): { readonly place: StorePlace; readonly store: Store } {
+  let place: StorePlace | undefined;
+  let store: Store | undefined;
+  beforeEach(async () => {
+    place = await engine.createPlace();
+    store = await place.open();
+  });
+  afterEach(async () => {
+    await place?.dispose();
+  });
+  return {
+    get place() {
+      if (!place) throw new Error('no store place outside a test');
+      return place;
+    },
+    get store() {
+      if (!store) throw new Error('no store outside a test');
+      return store;
+    },
+  };
 }
