@@ -90,7 +90,7 @@ export const ConfigSchema = Type.Object({
     env: 'CUTOUT_INFERENCE_MEMORY_PATTERN',
     default: false,
     description:
-      'Let ONNX Runtime plan one block for all of a model run\'s intermediate tensors: measured here, passes about 6 % faster and each run\'s peak about 240 MB higher (docs/benchmarks.md).',
+      'Let ONNX Runtime plan one block for all of a model run\'s intermediate tensors: measured here, passes 3–6 % faster and each run\'s peak about 240 MB higher (docs/benchmarks.md).',
   }),
   queueMax: Type.Integer({
     env: 'CUTOUT_QUEUE_MAX',

@@ -21,7 +21,7 @@ export interface SegmenterOptions {
   instances?: number;
   /**
    * ONNX Runtime's memory pattern (one planned block for a run's intermediate tensors).
-   * Default false: passes are about 6 % slower without it, but each one's peak is about
+   * Default false: passes are 3–6 % slower without it, but each one's peak is about
    * 240 MB lower (CUTOUT_INFERENCE_MEMORY_PATTERN).
    */
   memoryPattern?: boolean;

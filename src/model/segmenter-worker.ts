@@ -50,7 +50,7 @@ try {
     // the arena's pages are better returned.
     enableCpuMemArena: false,
     // Without the memory pattern each intermediate tensor is allocated when it is made and
-    // freed when its last reader is done, so a pass peaks about 240 MB lower, for about 6 %
+    // freed when its last reader is done, so a pass peaks about 240 MB lower, for 3–6 %
     // of its time (docs/benchmarks.md); with 16 10-megapixel requests waiting, that is what
     // keeps the process under 1.5 GB.
     enableMemPattern: memoryPattern,
