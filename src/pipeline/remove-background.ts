@@ -87,21 +87,18 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
     const inferenceStart = performance.now();
     const mask = await segment(modelInput, segmenter);
     timings.inference = since(inferenceStart);
-    const { width, height, ...image } = await fullSize;
-    // When refining, the photo lives on in the refine thread's shared copy: letting go of
-    // sharp's buffer here keeps one full-size copy per request in memory instead of two.
-    return { mask, width, height, unrefined: refinement ? undefined : { width, height, ...image } };
+    return { mask, image: await fullSize };
   });
   // Whatever failed, the refine thread must not keep this image.
   scheduled.catch(() => refinement?.cancel());
-  const { mask, width, height, unrefined } = await scheduled;
+  const { mask, image } = await scheduled;
 
   start = performance.now();
-  const cutout = unrefined ? await composeCutout(unrefined, mask) : await refinement!.finish(mask);
+  const cutout = refinement ? await refinement.finish(mask) : await composeCutout(image, mask);
   timings[refinement ? 'refine' : 'postprocess'] = since(start);
 
   start = performance.now();
   const png = await encodePng(cutout, options.pngCompression);
   timings.encode = since(start);
-  return { png, width, height, timings };
+  return { png, width: image.width, height: image.height, timings };
 }
