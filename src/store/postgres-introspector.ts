@@ -11,7 +11,9 @@ import {
   type TableMetadata,
 } from 'kysely';
 
+/** One column of one table of the current schema, as the query below reads it. */
 interface ColumnRow {
+  schema: string;
   table: string;
   is_view: boolean;
   column: string;
@@ -45,7 +47,7 @@ export class CurrentSchemaIntrospector implements DatabaseIntrospector {
 
   async getTables(options: DatabaseMetadataOptions = { withInternalKyselyTables: false }): Promise<TableMetadata[]> {
     const internal = options.withInternalKyselyTables ? sql`` : sql`and c.relname not in (${DEFAULT_MIGRATION_TABLE}, ${DEFAULT_MIGRATION_LOCK_TABLE})`;
-    const { rows } = await sql<ColumnRow & { schema: string }>`
+    const { rows } = await sql<ColumnRow>`
       select n.nspname as schema, c.relname as table, c.relkind = 'v' as is_view,
              a.attname as column, t.typname as type, tn.nspname as type_schema,
              a.attnotnull as not_null, a.atthasdef as has_default,
