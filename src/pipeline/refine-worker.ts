@@ -3,8 +3,8 @@
  * plain typed-array loops over the grid and over the outline of a full-size photo, away from
  * the event loop. One refinement arrives in three messages, so that the first two can come
  * while the model runs: `begin` (model input: the grid work that needs only the photo),
- * `image` (the full-size photo, in shared memory), `finish` (the mask; answered with a
- * {@link RefineResult}).
+ * `image` (the full-size photo, its buffer moved here), `finish` (the mask; answered with a
+ * {@link RefineResult}, which moves the photo's buffer back).
  * `drop` forgets a refinement that will not be finished.
  */
 import { parentPort } from 'node:worker_threads';
@@ -18,11 +18,12 @@ export type RefineRequest =
   | { type: 'drop'; id: number };
 
 /**
- * The answer to `finish`: the full-size alpha (transferred). The photo's colours were
- * rewritten in place, in the shared memory the `image` message brought.
+ * The answer to `finish`: the photo the `image` message brought, its colours rewritten in
+ * place, and the full-size alpha, both transferred.
  */
 export interface RefineResult {
   id: number;
+  colour?: RawImage;
   alpha?: RawImage;
   error?: string;
 }
@@ -49,7 +50,7 @@ port.on('message', (message: RefineRequest) => {
       if (job.error) throw job.error;
       if (!job.prepared || !job.image) throw new Error(`refinement ${message.id} finished before it began or had its image`);
       const alpha = finishRefinement(job.prepared, job.image, message.mask);
-      port.postMessage({ id: message.id, alpha } satisfies RefineResult, [alpha.data.buffer as ArrayBuffer]);
+      port.postMessage({ id: message.id, colour: job.image, alpha } satisfies RefineResult, [job.image.data.buffer as ArrayBuffer, alpha.data.buffer as ArrayBuffer]);
     }
   } catch (error) {
     // A failed begin is reported when the refinement is finished, the only message answered.

@@ -10,9 +10,11 @@ export { DEFAULT_REFINE_SETTINGS, type RefineSettings };
 export interface Refinement {
   /**
    * Hands the full-size photo over. sharp's buffers cannot be transferred, so it is copied
-   * into memory shared with the thread, a few megabytes per turn of the event loop: a
-   * 50-megapixel photo is 150 MB, which in one piece would hold the loop for a tenth of a
-   * second. The thread writes the refined colours into that same memory.
+   * into a buffer of its own, a few megabytes per turn of the event loop (a 50-megapixel
+   * photo is 150 MB, which in one piece would hold the loop for a tenth of a second), and
+   * that buffer is moved to the thread, not shared: the thread writes the refined colours
+   * into it and moves it back with the alpha. Memory shared with the thread would live as
+   * long as the thread's own garbage collector left it, which is several photos later.
    */
   setImage(image: RawImage): void;
   /** Hands the model's mask over and resolves with the refined cut-out. */
@@ -44,7 +46,7 @@ export interface Refinement {
  */
 export class Refiner {
   #worker: Worker | undefined;
-  #waiting = new Map<number, { resolve: (alpha: RawImage) => void; reject: (error: Error) => void }>();
+  #waiting = new Map<number, { resolve: (result: { colour: RawImage; alpha: RawImage }) => void; reject: (error: Error) => void }>();
   #nextId = 0;
   #closed = false;
   /** Called when the last awaited answer is in, for `close`. */
@@ -53,7 +55,7 @@ export class Refiner {
   begin(modelInput: RawImage, settings: RefineSettings = DEFAULT_REFINE_SETTINGS): Refinement {
     const worker = this.#start();
     const id = this.#nextId++;
-    const send = (message: RefineRequest) => worker.postMessage(message);
+    const send = (message: RefineRequest, transfer: ArrayBuffer[] = []) => worker.postMessage(message, transfer);
     send({ type: 'begin', id, modelInput, settings: { ...settings } });
     let finishing = false;
     let cancelled = false;
@@ -61,9 +63,9 @@ export class Refiner {
     return {
       setImage: (image) => {
         if (cancelled || imageSent) return;
-        imageSent = copyToShared(image).then((shared) => {
-          if (!cancelled && this.#worker === worker) send({ type: 'image', id, image: shared });
-          return shared;
+        imageSent = copyToOwnBuffer(image).then((own) => {
+          if (!cancelled && this.#worker === worker) send({ type: 'image', id, image: own }, [own.data.buffer as ArrayBuffer]);
+          return own;
         });
       },
       finish: async (mask) => {
@@ -71,15 +73,15 @@ export class Refiner {
         if (!imageSent) throw new Error('refine: finish() before setImage()');
         // Awaited from now on, even while the photo is still being copied, so that `close`
         // waits for this answer instead of stopping the thread under it.
-        const alpha = new Promise<RawImage>((resolve, reject) => {
+        const answer = new Promise<{ colour: RawImage; alpha: RawImage }>((resolve, reject) => {
           if (this.#worker !== worker) return reject(new Error('the refine thread stopped before the refinement finished'));
           this.#waiting.set(id, { resolve, reject });
           if (this.#waiting.size === 1) worker.ref();
         });
-        alpha.catch(() => {}); // handled below, once the copy is done
-        const colour = await imageSent; // its message goes first
+        answer.catch(() => {}); // handled below, once the copy is done
+        await imageSent; // its message goes first
         send({ type: 'finish', id, mask });
-        return { colour, alpha: await alpha, invisibleBlack: true };
+        return { ...(await answer), invisibleBlack: true };
       },
       cancel: () => {
         if (finishing || cancelled) return;
@@ -106,10 +108,10 @@ export class Refiner {
     if (this.#worker) return this.#worker;
     const worker = startWorker();
     worker.unref();
-    worker.on('message', ({ id, alpha, error }: RefineResult) => {
+    worker.on('message', ({ id, colour, alpha, error }: RefineResult) => {
       const call = this.#waiting.get(id);
       this.#waiting.delete(id);
-      if (alpha) call?.resolve(alpha);
+      if (colour && alpha) call?.resolve({ colour, alpha });
       else call?.reject(new Error(`refine failed: ${error}`));
       if (this.#waiting.size === 0) {
         worker.unref();
@@ -133,9 +135,9 @@ export class Refiner {
 /** Bytes copied per turn of the event loop: a few milliseconds' worth. */
 const COPY_CHUNK = 4 * 1024 * 1024;
 
-/** The image in a SharedArrayBuffer, copied a chunk per turn of the event loop. */
-async function copyToShared(image: RawImage): Promise<RawImage> {
-  const data = new Uint8Array(new SharedArrayBuffer(image.data.length));
+/** The image in an ArrayBuffer of its own (transferable), copied a chunk per turn of the event loop. */
+async function copyToOwnBuffer(image: RawImage): Promise<RawImage> {
+  const data = new Uint8Array(image.data.length);
   for (let at = 0; at < data.length; at += COPY_CHUNK) {
     if (at > 0) await new Promise((resolve) => setImmediate(resolve));
     data.set(image.data.subarray(at, Math.min(data.length, at + COPY_CHUNK)), at);
