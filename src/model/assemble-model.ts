@@ -3,6 +3,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { convertModelToFp32 } from './fp32-model.js';
+import { keepOnlyOutput } from './mask-output-only.js';
 
 /** The model package Cutout ships with (AGPL-3.0); its version is pinned in package.json. */
 export const MODEL_PACKAGE = '@imgly/background-removal-data';
@@ -16,9 +17,16 @@ interface ResourceEntry {
 
 export interface AssembleOptions {
   variant?: ModelVariant;
-  /** Also write the float32 rewrite of the model (see fp32-model.ts) and return its path. Default true. */
-  fp32?: boolean;
+  /**
+   * Also write Cutout's rewrite of the model and return its path (default true): float32
+   * weights without the Casts (fp32-model.ts), and the mask as its only output
+   * (mask-output-only.ts). `false` gives the file as the package ships it.
+   */
+  rewrite?: boolean;
 }
+
+/** The output of IS-Net that is the mask; the server reads this one. */
+export const MASK_OUTPUT = 'output';
 
 /** Writes a file under a temporary name and renames it into place, so no reader sees half of it. */
 async function writeAtomically(target: string, data: Uint8Array): Promise<void> {
@@ -34,19 +42,21 @@ async function writeAtomically(target: string, data: Uint8Array): Promise<void> 
 /**
  * Builds the bundled IS-Net model file from the chunks in `@imgly/background-removal-data`
  * (each chunk is a file named by its SHA-256) into `<dataDir>/models/`, verifying every
- * chunk's hash and the total size, and writing atomically; then, unless `fp32: false`, its
- * float32 rewrite beside it. Files already there are reused. Returns the path of the
+ * chunk's hash and the total size, and writing atomically; then, unless `rewrite: false`,
+ * Cutout's rewrite of it beside it. Files already there are reused. Returns the path of the
  * `.onnx` file to load.
  *
- * @example const modelPath = await assembleModel('./data') // ./data/models/isnet-medium-fe1b9f06-fp32.onnx
+ * @example const modelPath = await assembleModel('./data') // ./data/models/isnet-medium-fe1b9f06-fp32-mask.onnx
  */
 export async function assembleModel(dataDir: string, options: AssembleOptions = {}): Promise<string> {
   const original = await assembleOriginal(dataDir, options.variant ?? 'medium');
-  if (options.fp32 === false) return original;
-  const target = original.replace(/\.onnx$/, '-fp32.onnx');
+  if (options.rewrite === false) return original;
+  // A new name whenever the rewrite changes, so that a data directory keeps no stale one.
+  const target = original.replace(/\.onnx$/, '-fp32-mask.onnx');
   if (await stat(target).catch(() => undefined)) return target;
-  const { model, converted } = convertModelToFp32(await readFile(original));
-  if (converted === 0) return original;
+  const fp32 = convertModelToFp32(await readFile(original));
+  const { model, droppedNodes } = keepOnlyOutput(fp32.model, MASK_OUTPUT);
+  if (fp32.converted === 0 && droppedNodes === 0) return original;
   await writeAtomically(target, model);
   return target;
 }

@@ -1,0 +1,78 @@
+/**
+ * Keeps one of a model's outputs and drops everything only the others need. The bundled
+ * IS-Net lists twelve outputs: the mask Cutout uses, five coarser side masks (each with its
+ * own convolution, a Resize to 1024×1024 and a Sigmoid) and six decoder feature maps that
+ * were only ever wanted for training. ONNX Runtime computes every node of the graph on every
+ * run, whatever the caller fetches, and holds every output until the run ends, so the
+ * unused ones cost time and memory on each pass (docs/benchmarks.md has the measurement).
+ *
+ * Like fp32-model.ts it works on the protobuf wire format (onnx-wire.ts) and copies what it
+ * keeps byte for byte.
+ */
+
+import { fieldText, lengthDelimitedField, payloadOf, readFields, type WireField } from './onnx-wire.js';
+
+// onnx.proto field numbers used here.
+const MODEL_GRAPH = 7;
+const GRAPH_NODE = 1;
+const GRAPH_INITIALIZER = 5;
+const GRAPH_INPUT = 11;
+const GRAPH_OUTPUT = 12;
+const GRAPH_VALUE_INFO = 13;
+const VALUE_INFO_NAME = 1;
+const NODE_INPUT = 1;
+const NODE_OUTPUT = 2;
+const NODE_ATTRIBUTE = 5;
+const ATTRIBUTE_GRAPH = 6;
+const ATTRIBUTE_GRAPHS = 11;
+const TENSOR_NAME = 8;
+
+const names = (message: WireField[], number: number) => message.filter((f) => f.number === number).map(fieldText);
+
+/**
+ * Returns the model with `output` as its only output, without the nodes, weights and shape
+ * hints nothing but the other outputs needed, and how many nodes went. A model whose nodes
+ * hold subgraphs (If, Loop, Scan), whose inputs this does not follow, comes back unchanged,
+ * as does one with no output of that name.
+ *
+ * @example const { model, droppedNodes } = keepOnlyOutput(await readFile('isnet.onnx'), 'output')
+ */
+export function keepOnlyOutput(model: Uint8Array, output: string): { model: Buffer; droppedNodes: number } {
+  let droppedNodes = 0;
+  const parts = readFields(model).map((field) => {
+    if (field.number !== MODEL_GRAPH) return Buffer.from(field.bytes);
+    const pruned = pruneGraph(readFields(payloadOf(field)), output);
+    if (!pruned) return Buffer.from(field.bytes);
+    droppedNodes = pruned.droppedNodes;
+    return lengthDelimitedField(MODEL_GRAPH, pruned.graph);
+  });
+  return { model: droppedNodes ? Buffer.concat(parts) : Buffer.from(model), droppedNodes };
+}
+
+function pruneGraph(graph: WireField[], output: string): { graph: Buffer; droppedNodes: number } | undefined {
+  const outputs = graph.filter((f) => f.number === GRAPH_OUTPUT);
+  const kept = outputs.find((f) => names(readFields(payloadOf(f)), VALUE_INFO_NAME)[0] === output);
+  if (!kept || outputs.length === 1) return undefined;
+  const nodes = graph.filter((f) => f.number === GRAPH_NODE).map((f) => ({ field: f, message: readFields(payloadOf(f)) }));
+  const holdsSubgraph = (node: WireField[]) =>
+    node.some((f) => f.number === NODE_ATTRIBUTE && readFields(payloadOf(f)).some((a) => a.number === ATTRIBUTE_GRAPH || a.number === ATTRIBUTE_GRAPHS));
+  if (nodes.some((node) => holdsSubgraph(node.message))) return undefined;
+
+  // ONNX lists nodes in topological order: walking back from the output, a node is needed
+  // when something needed reads one of its outputs.
+  const needed = new Set([output]);
+  const keptNodes = new Set<WireField>();
+  for (const node of [...nodes].reverse()) {
+    if (!names(node.message, NODE_OUTPUT).some((name) => needed.has(name))) continue;
+    keptNodes.add(node.field);
+    for (const name of names(node.message, NODE_INPUT)) if (name) needed.add(name);
+  }
+  const keep = (field: WireField) => {
+    if (field.number === GRAPH_NODE) return keptNodes.has(field);
+    if (field.number === GRAPH_OUTPUT) return field === kept;
+    if (field.number === GRAPH_INITIALIZER) return needed.has(names(readFields(payloadOf(field)), TENSOR_NAME)[0]);
+    if (field.number === GRAPH_INPUT || field.number === GRAPH_VALUE_INFO) return needed.has(names(readFields(payloadOf(field)), VALUE_INFO_NAME)[0]);
+    return true;
+  };
+  return { graph: Buffer.concat(graph.filter(keep).map((f) => f.bytes)), droppedNodes: nodes.length - keptNodes.size };
+}
