@@ -16,6 +16,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.js';
 import { assembleModel } from '../src/model/assemble-model.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
 import { toModelTensor } from '../src/pipeline/segment.js';
@@ -77,6 +78,9 @@ const sizes = numbers(args.sizes, 'sizes');
 const concurrency = numbers(args.concurrency ?? (quick ? '1,8' : '1,2,4,8,16'), 'concurrency').map(Math.round);
 const runs = Math.round(numbers(args.runs ?? (quick ? '2' : '5'), 'runs')[0]);
 const threads = Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParallelism();
+// The bare passes run with the server's session options, CUTOUT_INFERENCE_MEMORY_* included.
+const serverConfig = loadConfig(process.env);
+const segmenterOptions = { threads, memoryArena: serverConfig.inferenceMemoryArena, memoryPattern: serverConfig.inferenceMemoryPattern };
 const skipPeer = args['skip-peer'];
 
 const began = performance.now();
@@ -114,7 +118,7 @@ async function main(): Promise<void> {
 
   const floorInput = images.reduce((best, i) => (Math.abs(i.megapixels - 2.5) < Math.abs(best.megapixels - 2.5) ? i : best));
   const tensor = toModelTensor(await decodeForModel(floorInput.bytes, { maxPixels: MAX_PIXELS, size: 1024 }));
-  let meter = await openFloorMeter(modelPath, tensor, threads);
+  let meter = await openFloorMeter(modelPath, tensor, segmenterOptions);
   const measuredBefore = await cpu.measure(() => measurePasses(meter, { warmup: 2, runs }));
   const before = { ...measuredBefore.value, foreignCores: measuredBefore.foreignCores };
   log(`inference alone: ${before.median.toFixed(0)} ms (${before.samples.map((v) => v.toFixed(0)).join(', ')})`);
@@ -124,7 +128,7 @@ async function main(): Promise<void> {
   const shippedPath = await assembleModel(join(ROOT, 'data'), { rewrite: false });
   let shipped: BenchResults['shippedModel'];
   if (shippedPath !== modelPath) {
-    const shippedMeter = await openFloorMeter(shippedPath, tensor, threads);
+    const shippedMeter = await openFloorMeter(shippedPath, tensor, segmenterOptions);
     shipped = { path: relative(ROOT, shippedPath), ...(await measurePasses(shippedMeter, { warmup: 1, runs: quick ? 2 : 3 })) };
     await shippedMeter.close();
     log(`the model as shipped (${shipped.path}): ${shipped.median.toFixed(0)} ms per pass`);
@@ -176,7 +180,7 @@ async function main(): Promise<void> {
     await server.stop();
     server = undefined;
 
-    meter = await openFloorMeter(modelPath, tensor, threads);
+    meter = await openFloorMeter(modelPath, tensor, segmenterOptions);
     const measuredAfter = await cpu.measure(() => measurePasses(meter, { warmup: 1, runs }));
     const after = { ...measuredAfter.value, foreignCores: measuredAfter.foreignCores };
     await meter.close();

@@ -86,11 +86,17 @@ export const ConfigSchema = Type.Object({
     maximum: 64,
     description: 'Model runs in flight at once; the rest wait in the queue.',
   }),
+  inferenceMemoryArena: Type.Boolean({
+    env: 'CUTOUT_INFERENCE_MEMORY_ARENA',
+    default: true,
+    description:
+      'Let ONNX Runtime keep a model run\'s memory for the next run: measured here, passes about 17 % faster, for about 450 MB the process keeps between requests (docs/benchmarks.md). `false` gives that memory back after every run.',
+  }),
   inferenceMemoryPattern: Type.Boolean({
     env: 'CUTOUT_INFERENCE_MEMORY_PATTERN',
     default: false,
     description:
-      'Let ONNX Runtime plan one block for all of a model run\'s intermediate tensors: measured here, passes 3–6 % faster and each run\'s peak about 240 MB higher (docs/benchmarks.md).',
+      'Let ONNX Runtime plan one block for all of a model run\'s intermediate tensors: measured here, with the arena it made passes no faster and the peak about 580 MB higher; without the arena, passes 3–6 % faster and each run\'s peak about 240 MB higher (docs/benchmarks.md).',
   }),
   queueMax: Type.Integer({
     env: 'CUTOUT_QUEUE_MAX',

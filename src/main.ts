@@ -13,7 +13,7 @@ async function main(config: Config): Promise<void> {
     config,
     store,
     tokens: new TokenService(store, { managedTokenTtl: config.managedTokenTtl }),
-    model: new ModelService({ dataDir: config.dataDir, modelPath: config.modelPath, threads: config.inferenceThreads, instances: config.inferenceConcurrency, memoryPattern: config.inferenceMemoryPattern }),
+    model: new ModelService({ dataDir: config.dataDir, modelPath: config.modelPath, threads: config.inferenceThreads, instances: config.inferenceConcurrency, memoryArena: config.inferenceMemoryArena, memoryPattern: config.inferenceMemoryPattern }),
     queue: new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax }),
     refiner: new Refiner(),
   };

@@ -1,5 +1,5 @@
 import * as ort from 'onnxruntime-node';
-import { loadSegmenter } from '../../src/model/onnx-segmenter.js';
+import { loadSegmenter, type SegmenterOptions } from '../../src/model/onnx-segmenter.js';
 import { encodeModel, encodeNode, encodeValueInfo, withExtraOutputs } from './onnx-protobuf.js';
 import { median } from './stats.js';
 
@@ -26,8 +26,8 @@ export interface FloorMeter {
  * is the floor end-to-end latency is compared with. Passes can be interleaved with HTTP
  * requests, so both see the same state of a shared machine.
  */
-export async function openFloorMeter(modelPath: string, tensor: Float32Array, threads: number): Promise<FloorMeter> {
-  const segmenter = await loadSegmenter(modelPath, { threads });
+export async function openFloorMeter(modelPath: string, tensor: Float32Array, options: SegmenterOptions): Promise<FloorMeter> {
+  const segmenter = await loadSegmenter(modelPath, options);
   return {
     async pass() {
       // A segmenter may take its input over (transfer to a worker thread): a fresh copy each pass.

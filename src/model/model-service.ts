@@ -9,6 +9,8 @@ export interface ModelServiceOptions {
   threads: number;
   /** Model sessions on their own worker threads (CUTOUT_INFERENCE_CONCURRENCY). */
   instances: number;
+  /** CUTOUT_INFERENCE_MEMORY_ARENA; see SegmenterOptions.memoryArena. */
+  memoryArena?: boolean;
   /** CUTOUT_INFERENCE_MEMORY_PATTERN; see SegmenterOptions.memoryPattern. */
   memoryPattern?: boolean;
 }
@@ -47,7 +49,7 @@ export class ModelService {
   load(): Promise<Segmenter> {
     this.#loading ??= (async () => {
       const path = this.#options.modelPath ?? (await assembleModel(this.#options.dataDir));
-      const segmenter = await loadSegmenter(path, { threads: this.#options.threads, instances: this.#options.instances, memoryPattern: this.#options.memoryPattern });
+      const segmenter = await loadSegmenter(path, { threads: this.#options.threads, instances: this.#options.instances, memoryArena: this.#options.memoryArena, memoryPattern: this.#options.memoryPattern });
       await segmenter.run(new Float32Array(3 * segmenter.size * segmenter.size));
       this.#segmenter = segmenter;
       return segmenter;

@@ -13,6 +13,8 @@ import * as ort from 'onnxruntime-node';
 export interface SegmenterWorkerData {
   modelPath: string;
   threads: number;
+  /** See SegmenterOptions.memoryArena. */
+  memoryArena: boolean;
   /** See SegmenterOptions.memoryPattern. */
   memoryPattern: boolean;
 }
@@ -36,7 +38,7 @@ export interface RunResult {
 
 const port = parentPort;
 if (!port) throw new Error('segmenter-worker must run as a worker thread');
-const { modelPath, threads, memoryPattern } = workerData as SegmenterWorkerData;
+const { modelPath, threads, memoryArena, memoryPattern } = workerData as SegmenterWorkerData;
 
 try {
   const session = await ort.InferenceSession.create(modelPath, {
@@ -44,15 +46,12 @@ try {
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
-    // ONNX Runtime's CPU arena keeps every buffer a pass ever needed and never gives it back:
-    // measured here, the process stayed at 1.74 GB after three passes with it, and went back
-    // to 0.54 GB (peaking at 1.16 GB during a pass) without it. Requests hold memory too, so
-    // the arena's pages are better returned.
-    enableCpuMemArena: false,
+    // The arena keeps the memory of a pass for the next one: without it every large tensor is
+    // fresh memory that the kernel must fault in and zero, each pass (docs/benchmarks.md).
+    enableCpuMemArena: memoryArena,
     // Without the memory pattern each intermediate tensor is allocated when it is made and
-    // freed when its last reader is done, so a pass peaks about 240 MB lower, for 3–6 %
-    // of its time (docs/benchmarks.md); with 16 10-megapixel requests waiting, that is what
-    // keeps the process under 1.5 GB.
+    // freed when its last reader is done, so the arena holds what a pass needs at its peak,
+    // not the sum of all its tensors.
     enableMemPattern: memoryPattern,
   });
   const inputName = session.inputNames[0];
