@@ -39,7 +39,14 @@ describe("Cutout's rewrite of the bundled model", () => {
     const [a, b] = await Promise.all([loadSegmenter(originalPath, { threads: 1 }), loadSegmenter(fp32Path, { threads: 1 })]);
     try {
       // run() hands its input over to the worker thread, so each run gets its own copy.
-      const [outA, outB] = [await a.run(input.slice()), await b.run(input.slice())];
+      const given = input.slice();
+      const [outA, outB] = [await a.run(input.slice()), await b.run(given)];
+      // …and the worker hands it back for the next run to fill: the same values, not a fresh zeroed buffer.
+      expect(given.length).toBe(0);
+      const back = b.tensor!();
+      expect(back.length).toBe(input.length);
+      expect(Buffer.from(back.buffer).equals(Buffer.from(input.buffer))).toBe(true);
+      expect(b.tensor!().every((v) => v === 0)).toBe(true); // one spare per instance: the next is new
       let maxDifference = 0;
       for (let i = 0; i < outA.length; i++) maxDifference = Math.max(maxDifference, Math.abs(outA[i] - outB[i]));
       expect(maxDifference).toBeLessThan(2e-3);

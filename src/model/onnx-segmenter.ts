@@ -10,7 +10,14 @@ import type { RunRequest, RunResult, SegmenterWorkerData, WorkerFailed, WorkerRe
 export interface Segmenter {
   /** Side of the square input the model takes (1024 for IS-Net). */
   readonly size: number;
+  /** Runs the model; the input is handed over, and the caller must not use it afterwards. */
   run(planarRgb: Float32Array): Promise<Float32Array>;
+  /**
+   * A buffer to fill with the next run's input: one that an earlier run handed back when
+   * there is one, so that each pass does not take 12 MB of fresh memory (zeroed, and faulted
+   * in page by page) for its tensor.
+   */
+  tensor?(): Float32Array;
   close(): Promise<void>;
 }
 
@@ -77,15 +84,18 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
   const size = started[0].size;
   const instances: Instance[] = started.map(({ worker }) => ({ worker, busy: false }));
   const pending = new Map<number, { resolve: (output: Float32Array) => void; reject: (error: Error) => void }>();
+  // Input buffers the workers handed back, one per instance at most.
+  const spare: Float32Array[] = [];
   const waiting: (() => void)[] = [];
   let nextId = 0;
   let closing = false;
   let drained: (() => void) | undefined;
 
   for (const instance of instances) {
-    instance.worker.on('message', ({ id, output, error }: RunResult) => {
+    instance.worker.on('message', ({ id, output, input, error }: RunResult) => {
       const call = pending.get(id);
       pending.delete(id);
+      if (input?.length === 3 * size * size && spare.length < instances.length) spare.push(input);
       if (output) call?.resolve(output);
       else call?.reject(new Error(`model run failed: ${error}`));
     });
@@ -105,6 +115,7 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
 
   return {
     size,
+    tensor: () => spare.pop() ?? new Float32Array(3 * size * size),
     async run(planarRgb) {
       if (closing) throw new Error('the model is shutting down');
       if (planarRgb.length !== 3 * size * size) throw new Error(`model input has ${planarRgb.length} values, expected ${3 * size * size}`);

@@ -33,6 +33,8 @@ export interface RunRequest {
 export interface RunResult {
   id: number;
   output?: Float32Array;
+  /** The run's input, handed back for the next run to fill (Segmenter.tensor). */
+  input?: Float32Array;
   error?: string;
 }
 
@@ -70,7 +72,7 @@ try {
       if (!(output instanceof Float32Array) || output.length !== size * size) {
         throw new Error(`model output ${outputName} has ${output?.length} values, expected ${size * size}`);
       }
-      port.postMessage({ id, output } satisfies RunResult, [output.buffer as ArrayBuffer]);
+      port.postMessage({ id, output, input } satisfies RunResult, [output.buffer as ArrayBuffer, input.buffer as ArrayBuffer]);
     } catch (error) {
       port.postMessage({ id, error: error instanceof Error ? error.message : String(error) } satisfies RunResult);
     }

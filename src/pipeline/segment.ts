@@ -1,18 +1,22 @@
 import type { Segmenter } from '../model/onnx-segmenter.js';
 import type { RawImage } from './raw-image.js';
 
+/** IS-Net's normalisation, (x − 128) / 256, for each 8-bit value. */
+const NORMALISED = Float32Array.from({ length: 256 }, (_, x) => (x - 128) / 256);
+
 /**
  * Fills the model's planar float tensor from interleaved RGB in one pass, with the
- * normalisation IS-Net was trained with: (x − 128) / 256 per channel.
+ * normalisation IS-Net was trained with: (x − 128) / 256 per channel. Writes into `tensor`
+ * when given one of the right length (a buffer reused from an earlier run).
  */
-export function toModelTensor(input: RawImage): Float32Array {
+export function toModelTensor(input: RawImage, tensor: Float32Array = new Float32Array(3 * input.width * input.height)): Float32Array {
   const plane = input.width * input.height;
-  const tensor = new Float32Array(3 * plane);
+  if (tensor.length !== 3 * plane) throw new Error(`toModelTensor: the tensor has ${tensor.length} values, expected ${3 * plane}`);
   const { data } = input;
   for (let i = 0, p = 0; p < plane; p++, i += 3) {
-    tensor[p] = (data[i] - 128) / 256;
-    tensor[plane + p] = (data[i + 1] - 128) / 256;
-    tensor[2 * plane + p] = (data[i + 2] - 128) / 256;
+    tensor[p] = NORMALISED[data[i]];
+    tensor[plane + p] = NORMALISED[data[i + 1]];
+    tensor[2 * plane + p] = NORMALISED[data[i + 2]];
   }
   return tensor;
 }
@@ -32,6 +36,6 @@ export async function segment(modelInput: RawImage, segmenter: Segmenter): Promi
   if (modelInput.width !== segmenter.size || modelInput.height !== segmenter.size || modelInput.channels !== 3) {
     throw new Error(`segment needs ${segmenter.size}×${segmenter.size}×3, got ${modelInput.width}×${modelInput.height}×${modelInput.channels}`);
   }
-  const probabilities = await segmenter.run(toModelTensor(modelInput));
+  const probabilities = await segmenter.run(toModelTensor(modelInput, segmenter.tensor?.()));
   return toMask(probabilities, segmenter.size);
 }
