@@ -48,6 +48,10 @@ try {
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    // ONNX Runtime's threads otherwise spin on the cores for a while after each parallel
+    // section and after the run, waiting for more work: the refinement and the PNG encode
+    // that follow a pass then share the two cores with them (docs/benchmarks.md).
+    extra: { session: { intra_op: { allow_spinning: '0' } } },
     // The arena keeps the memory of a pass for the next one: without it every large tensor is
     // fresh memory that the kernel must fault in and zero, each pass (docs/benchmarks.md).
     enableCpuMemArena: memoryArena,
