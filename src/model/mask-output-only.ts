@@ -1,10 +1,9 @@
 /**
  * Keeps one of a model's outputs and drops everything only the others need. The bundled
  * IS-Net lists twelve outputs: the mask Cutout uses, five coarser side masks (each with its
- * own convolution, a Resize to 1024×1024 and a Sigmoid) and six decoder feature maps that
- * were only ever wanted for training. ONNX Runtime computes every node of the graph on every
- * run, whatever the caller fetches, and holds every output until the run ends, so the
- * unused ones cost time and memory on each pass (docs/benchmarks.md has the measurement).
+ * own convolution, a Resize to 1024×1024 and a Sigmoid) and six decoder feature maps, none
+ * of which Cutout reads. Fetching only the mask does not spare them: with them in the graph
+ * a pass measured 1.0–3 % slower and its process peak 50–80 MB higher (docs/benchmarks.md).
  *
  * Like fp32-model.ts it works on the protobuf wire format (onnx-wire.ts) and copies what it
  * keeps byte for byte.
