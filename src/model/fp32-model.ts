@@ -12,25 +12,8 @@
  * ONNX Runtime infers shapes again on load.
  */
 
+import * as onnx from './onnx-fields.js';
 import { fieldText, lengthDelimitedField, payloadOf, readFields, readVarints, varintField, type WireField } from './onnx-wire.js';
-
-// onnx.proto field numbers used here.
-const MODEL_GRAPH = 7;
-const GRAPH_NODE = 1;
-const GRAPH_INITIALIZER = 5;
-const GRAPH_INPUT = 11;
-const GRAPH_OUTPUT = 12;
-const GRAPH_VALUE_INFO = 13;
-const VALUE_INFO_NAME = 1;
-const NODE_INPUT = 1;
-const NODE_OUTPUT = 2;
-const NODE_OP_TYPE = 4;
-const TENSOR_DATA_TYPE = 2;
-const TENSOR_NAME = 8;
-const TENSOR_RAW_DATA = 9;
-const TENSOR_INT32_DATA = 5;
-const FLOAT = 1;
-const FLOAT16 = 10;
 
 let halfTable: Float32Array | undefined;
 
@@ -50,12 +33,12 @@ function halfToFloatTable(): Float32Array {
 
 /** The float16 values of a tensor, from raw_data (little-endian) or int32_data. */
 function halfValues(tensor: WireField[]): Uint16Array {
-  const raw = tensor.find((f) => f.number === TENSOR_RAW_DATA)?.payload;
+  const raw = tensor.find((f) => f.number === onnx.TENSOR_RAW_DATA)?.payload;
   if (raw) {
     const copy = Uint8Array.from(raw);
     return new Uint16Array(copy.buffer, 0, copy.length / 2);
   }
-  const values = tensor.filter((f) => f.number === TENSOR_INT32_DATA).flatMap(readVarints);
+  const values = tensor.filter((f) => f.number === onnx.TENSOR_INT32_DATA).flatMap(readVarints);
   return Uint16Array.from(values, Number);
 }
 
@@ -65,12 +48,12 @@ function floatTensor(tensor: WireField[], name: string): Buffer {
   const halves = halfValues(tensor);
   const floats = new Float32Array(halves.length);
   for (let i = 0; i < halves.length; i++) floats[i] = table[halves[i]];
-  const kept = tensor.filter((f) => ![TENSOR_DATA_TYPE, TENSOR_NAME, TENSOR_RAW_DATA, TENSOR_INT32_DATA].includes(f.number)).map((f) => f.bytes);
+  const kept = tensor.filter((f) => ![onnx.TENSOR_DATA_TYPE, onnx.TENSOR_NAME, onnx.TENSOR_RAW_DATA, onnx.TENSOR_INT32_DATA].includes(f.number)).map((f) => f.bytes);
   return Buffer.concat([
     ...kept,
-    varintField(TENSOR_DATA_TYPE, FLOAT),
-    lengthDelimitedField(TENSOR_NAME, Buffer.from(name, 'utf8')),
-    lengthDelimitedField(TENSOR_RAW_DATA, new Uint8Array(floats.buffer)),
+    varintField(onnx.TENSOR_DATA_TYPE, onnx.FLOAT),
+    lengthDelimitedField(onnx.TENSOR_NAME, Buffer.from(name, 'utf8')),
+    lengthDelimitedField(onnx.TENSOR_RAW_DATA, new Uint8Array(floats.buffer)),
   ]);
 }
 
@@ -80,7 +63,7 @@ const nameOf = (message: WireField[], number: number) => fieldText(message.find(
 function renameNode(node: Uint8Array, nameFor: (name: string) => string): Buffer {
   return Buffer.concat(
     readFields(node).map((field) => {
-      if (field.number !== NODE_INPUT && field.number !== NODE_OUTPUT) return Buffer.from(field.bytes);
+      if (field.number !== onnx.NODE_INPUT && field.number !== onnx.NODE_OUTPUT) return Buffer.from(field.bytes);
       const name = fieldText(field);
       const renamed = nameFor(name);
       return renamed === name ? Buffer.from(field.bytes) : lengthDelimitedField(field.number, Buffer.from(renamed, 'utf8'));
@@ -92,9 +75,9 @@ function rewriteGraph(graph: Uint8Array): { graph: Buffer; converted: number } {
   const graphFields = readFields(graph);
   // The graph's own inputs and outputs keep their names.
   const fixed = new Set(
-    graphFields.filter((f) => f.number === GRAPH_INPUT || f.number === GRAPH_OUTPUT).map((f) => nameOf(readFields(payloadOf(f)), VALUE_INFO_NAME)),
+    graphFields.filter((f) => f.number === onnx.GRAPH_INPUT || f.number === onnx.GRAPH_OUTPUT).map((f) => nameOf(readFields(payloadOf(f)), onnx.VALUE_INFO_NAME)),
   );
-  const isHalf = (tensor: WireField[]) => Number(tensor.find((f) => f.number === TENSOR_DATA_TYPE)?.value) === FLOAT16;
+  const isHalf = (tensor: WireField[]) => Number(tensor.find((f) => f.number === onnx.TENSOR_DATA_TYPE)?.value) === onnx.FLOAT16;
 
   // In float32 every Cast is the identity, so the names it joins are one value: each group
   // of joined names takes one name, the graph's own input or output name if it has one. A
@@ -106,11 +89,11 @@ function rewriteGraph(graph: Uint8Array): { graph: Buffer; converted: number } {
   };
   const casts = new Set<WireField>();
   for (const field of graphFields) {
-    if (field.number !== GRAPH_NODE) continue;
+    if (field.number !== onnx.GRAPH_NODE) continue;
     const node = readFields(payloadOf(field));
-    if (nameOf(node, NODE_OP_TYPE) !== 'Cast') continue;
-    const input = nameFor(nameOf(node, NODE_INPUT));
-    const output = nameFor(nameOf(node, NODE_OUTPUT));
+    if (nameOf(node, onnx.NODE_OP_TYPE) !== 'Cast') continue;
+    const input = nameFor(nameOf(node, onnx.NODE_INPUT));
+    const output = nameFor(nameOf(node, onnx.NODE_OUTPUT));
     if (fixed.has(input) && fixed.has(output)) continue;
     casts.add(field);
     if (fixed.has(output)) joined.set(input, output);
@@ -120,12 +103,12 @@ function rewriteGraph(graph: Uint8Array): { graph: Buffer; converted: number } {
   let converted = 0;
   const out: Uint8Array[] = [];
   for (const field of graphFields) {
-    if (field.number === GRAPH_VALUE_INFO || casts.has(field)) continue;
-    if (field.number === GRAPH_NODE) {
-      out.push(lengthDelimitedField(GRAPH_NODE, renameNode(payloadOf(field), nameFor)));
-    } else if (field.number === GRAPH_INITIALIZER && isHalf(readFields(payloadOf(field)))) {
+    if (field.number === onnx.GRAPH_VALUE_INFO || casts.has(field)) continue;
+    if (field.number === onnx.GRAPH_NODE) {
+      out.push(lengthDelimitedField(onnx.GRAPH_NODE, renameNode(payloadOf(field), nameFor)));
+    } else if (field.number === onnx.GRAPH_INITIALIZER && isHalf(readFields(payloadOf(field)))) {
       const tensor = readFields(payloadOf(field));
-      out.push(lengthDelimitedField(GRAPH_INITIALIZER, floatTensor(tensor, nameOf(tensor, TENSOR_NAME))));
+      out.push(lengthDelimitedField(onnx.GRAPH_INITIALIZER, floatTensor(tensor, nameOf(tensor, onnx.TENSOR_NAME))));
       converted++;
     } else {
       out.push(Buffer.from(field.bytes));
@@ -143,10 +126,10 @@ function rewriteGraph(graph: Uint8Array): { graph: Buffer; converted: number } {
 export function convertModelToFp32(model: Uint8Array): { model: Buffer; converted: number } {
   let converted = 0;
   const parts = readFields(model).map((field) => {
-    if (field.number !== MODEL_GRAPH) return Buffer.from(field.bytes);
+    if (field.number !== onnx.MODEL_GRAPH) return Buffer.from(field.bytes);
     const rewritten = rewriteGraph(payloadOf(field));
     converted = rewritten.converted;
-    return lengthDelimitedField(MODEL_GRAPH, rewritten.graph);
+    return lengthDelimitedField(onnx.MODEL_GRAPH, rewritten.graph);
   });
   return { model: converted ? Buffer.concat(parts) : Buffer.from(model), converted };
 }

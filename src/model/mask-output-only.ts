@@ -9,22 +9,8 @@
  * keeps byte for byte.
  */
 
+import * as onnx from './onnx-fields.js';
 import { fieldText, lengthDelimitedField, payloadOf, readFields, type WireField } from './onnx-wire.js';
-
-// onnx.proto field numbers used here.
-const MODEL_GRAPH = 7;
-const GRAPH_NODE = 1;
-const GRAPH_INITIALIZER = 5;
-const GRAPH_INPUT = 11;
-const GRAPH_OUTPUT = 12;
-const GRAPH_VALUE_INFO = 13;
-const VALUE_INFO_NAME = 1;
-const NODE_INPUT = 1;
-const NODE_OUTPUT = 2;
-const NODE_ATTRIBUTE = 5;
-const ATTRIBUTE_GRAPH = 6;
-const ATTRIBUTE_GRAPHS = 11;
-const TENSOR_NAME = 8;
 
 const names = (message: WireField[], number: number) => message.filter((f) => f.number === number).map(fieldText);
 
@@ -39,22 +25,22 @@ const names = (message: WireField[], number: number) => message.filter((f) => f.
 export function keepOnlyOutput(model: Uint8Array, output: string): { model: Buffer; droppedNodes: number } {
   let droppedNodes = 0;
   const parts = readFields(model).map((field) => {
-    if (field.number !== MODEL_GRAPH) return Buffer.from(field.bytes);
+    if (field.number !== onnx.MODEL_GRAPH) return Buffer.from(field.bytes);
     const pruned = pruneGraph(readFields(payloadOf(field)), output);
     if (!pruned) return Buffer.from(field.bytes);
     droppedNodes = pruned.droppedNodes;
-    return lengthDelimitedField(MODEL_GRAPH, pruned.graph);
+    return lengthDelimitedField(onnx.MODEL_GRAPH, pruned.graph);
   });
   return { model: droppedNodes ? Buffer.concat(parts) : Buffer.from(model), droppedNodes };
 }
 
 function pruneGraph(graph: WireField[], output: string): { graph: Buffer; droppedNodes: number } | undefined {
-  const outputs = graph.filter((f) => f.number === GRAPH_OUTPUT);
-  const kept = outputs.find((f) => names(readFields(payloadOf(f)), VALUE_INFO_NAME)[0] === output);
+  const outputs = graph.filter((f) => f.number === onnx.GRAPH_OUTPUT);
+  const kept = outputs.find((f) => names(readFields(payloadOf(f)), onnx.VALUE_INFO_NAME)[0] === output);
   if (!kept || outputs.length === 1) return undefined;
-  const nodes = graph.filter((f) => f.number === GRAPH_NODE).map((f) => ({ field: f, message: readFields(payloadOf(f)) }));
+  const nodes = graph.filter((f) => f.number === onnx.GRAPH_NODE).map((f) => ({ field: f, message: readFields(payloadOf(f)) }));
   const holdsSubgraph = (node: WireField[]) =>
-    node.some((f) => f.number === NODE_ATTRIBUTE && readFields(payloadOf(f)).some((a) => a.number === ATTRIBUTE_GRAPH || a.number === ATTRIBUTE_GRAPHS));
+    node.some((f) => f.number === onnx.NODE_ATTRIBUTE && readFields(payloadOf(f)).some((a) => a.number === onnx.ATTRIBUTE_GRAPH || a.number === onnx.ATTRIBUTE_GRAPHS));
   if (nodes.some((node) => holdsSubgraph(node.message))) return undefined;
 
   // ONNX lists nodes in topological order: walking back from the output, a node is needed
@@ -62,15 +48,15 @@ function pruneGraph(graph: WireField[], output: string): { graph: Buffer; droppe
   const needed = new Set([output]);
   const keptNodes = new Set<WireField>();
   for (const node of [...nodes].reverse()) {
-    if (!names(node.message, NODE_OUTPUT).some((name) => needed.has(name))) continue;
+    if (!names(node.message, onnx.NODE_OUTPUT).some((name) => needed.has(name))) continue;
     keptNodes.add(node.field);
-    for (const name of names(node.message, NODE_INPUT)) if (name) needed.add(name);
+    for (const name of names(node.message, onnx.NODE_INPUT)) if (name) needed.add(name);
   }
   const keep = (field: WireField) => {
-    if (field.number === GRAPH_NODE) return keptNodes.has(field);
-    if (field.number === GRAPH_OUTPUT) return field === kept;
-    if (field.number === GRAPH_INITIALIZER) return needed.has(names(readFields(payloadOf(field)), TENSOR_NAME)[0]);
-    if (field.number === GRAPH_INPUT || field.number === GRAPH_VALUE_INFO) return needed.has(names(readFields(payloadOf(field)), VALUE_INFO_NAME)[0]);
+    if (field.number === onnx.GRAPH_NODE) return keptNodes.has(field);
+    if (field.number === onnx.GRAPH_OUTPUT) return field === kept;
+    if (field.number === onnx.GRAPH_INITIALIZER) return needed.has(names(readFields(payloadOf(field)), onnx.TENSOR_NAME)[0]);
+    if (field.number === onnx.GRAPH_INPUT || field.number === onnx.GRAPH_VALUE_INFO) return needed.has(names(readFields(payloadOf(field)), onnx.VALUE_INFO_NAME)[0]);
     return true;
   };
   return { graph: Buffer.concat(graph.filter(keep).map((f) => f.bytes)), droppedNodes: nodes.length - keptNodes.size };

@@ -1,7 +1,8 @@
 /**
  * The protobuf wire format, as far as Cutout's ONNX tools need it: reading a message's fields
  * without a schema, and writing varint and length-delimited fields. What the field numbers
- * mean stays with the callers (fp32-model.ts, scripts/bench/onnx-protobuf.ts).
+ * mean stays with the callers (onnx-fields.ts for the model rewrites;
+ * scripts/bench/onnx-protobuf.ts).
  *
  * Reading never copies: every field is a view into the message, so an 88 MB model is walked
  * without copying its weights, and a field the caller does not understand can be written
