@@ -7,7 +7,7 @@ const NORMALISED = Float32Array.from({ length: 256 }, (_, x) => (x - 128) / 256)
 /**
  * Fills the model's planar float tensor from interleaved RGB in one pass, with the
  * normalisation IS-Net was trained with: (x − 128) / 256 per channel. Writes into `tensor`
- * when given one of the right length (a buffer reused from an earlier run).
+ * when one is given (a buffer reused from an earlier run; it must have the right length).
  */
 export function toModelTensor(input: RawImage, tensor: Float32Array = new Float32Array(3 * input.width * input.height)): Float32Array {
   const plane = input.width * input.height;

@@ -38,6 +38,10 @@ describe('the refine thread', () => {
     expect(Buffer.from(image.data).equals(Buffer.from(before))).toBe(true);
     // The colours of some partial pixels did change: the comparison above means something.
     expect(Buffer.from(local.data).equals(Buffer.from(before))).toBe(false);
+    // The photo went to the thread and came back in memory of its own, not memory shared
+    // with the thread (which would live as long as the thread's garbage collector let it).
+    expect(cutout.colour.data.buffer).toBeInstanceOf(ArrayBuffer);
+    expect(cutout.colour.data.buffer).not.toBe(image.data.buffer);
   });
 
   it('forgets a cancelled refinement and goes on with the next', async () => {
