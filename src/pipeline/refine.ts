@@ -59,13 +59,13 @@ export class Refiner {
     send({ type: 'begin', id, modelInput, settings: { ...settings } });
     let finishing = false;
     let cancelled = false;
-    let imageSent: Promise<RawImage> | undefined;
+    // Settles once the photo's copy has gone to the thread (the copy is the thread's from then on).
+    let imageSent: Promise<void> | undefined;
     return {
       setImage: (image) => {
         if (cancelled || imageSent) return;
         imageSent = copyToOwnBuffer(image).then((own) => {
           if (!cancelled && this.#worker === worker) send({ type: 'image', id, image: own }, [own.data.buffer as ArrayBuffer]);
-          return own;
         });
       },
       finish: async (mask) => {
