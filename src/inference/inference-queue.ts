@@ -32,6 +32,11 @@ export class InferenceQueue {
     return this.#waiting.length;
   }
 
+  /** True when a new job would start at once: a slot is free and nothing waits. */
+  get idle(): boolean {
+    return this.#running < this.#concurrency && this.#waiting.length === 0;
+  }
+
   /** True when a new job would be refused right now. */
   get full(): boolean {
     return this.#running >= this.#concurrency && this.#waiting.length >= this.#maxQueued;

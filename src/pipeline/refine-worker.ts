@@ -1,36 +1,46 @@
 /**
- * The worker thread behind the refine stage: runs the two halves of `refine-cutout.ts`,
- * plain typed-array loops over the grid and over the outline of a full-size photo, away from
- * the event loop. One refinement arrives in three messages, so that the first two can come
- * while the model runs: `begin` (model input: the grid work that needs only the photo),
- * `image` (the full-size photo, its buffer moved here), `finish` (the mask; answered with a
- * {@link RefineResult}, which moves the photo's buffer back).
+ * The worker thread behind the refine stage: everything a refined answer needs besides the
+ * model and its input. One refinement arrives in three messages:
+ * - `begin`: the photo's own bytes, decoded here at full size, so the event loop never holds
+ *   the full-size photo;
+ * - `prepare` (while the model runs): the grid work that needs only the model's input;
+ * - `finish` (the mask): the refinement at full size (`refine-cutout.ts`), then the PNG
+ *   encode, answered with a {@link RefineResult}.
  * `drop` forgets a refinement that will not be finished.
+ *
+ * The megabytes of pixels a request goes through are allocated and freed on this thread, so
+ * the garbage collections they set off are this small heap's, not the server's.
  */
 import { parentPort } from 'node:worker_threads';
+import { CutoutError, type ErrorCode } from '../errors.js';
+import { decodeImage } from './decode.js';
+import { encodePng } from './encode.js';
 import type { RawImage } from './raw-image.js';
 import { finishRefinement, prepareRefinement, type PreparedRefinement, type RefineSettings } from './refine-cutout.js';
 
 export type RefineRequest =
-  | { type: 'begin'; id: number; modelInput: RawImage; settings: RefineSettings }
-  | { type: 'image'; id: number; image: RawImage }
+  | { type: 'begin'; id: number; photo: Uint8Array; maxPixels: number; pngCompression?: number }
+  | { type: 'prepare'; id: number; modelInput: RawImage; settings: RefineSettings }
   | { type: 'finish'; id: number; mask: RawImage }
   | { type: 'drop'; id: number };
 
-/**
- * The answer to `finish`: the photo the `image` message brought, its colours rewritten in
- * place, and the full-size alpha, both transferred.
- */
+/** The answer to `finish`: the PNG and the photo's size, or the error that stopped it. */
 export interface RefineResult {
   id: number;
-  colour?: RawImage;
-  alpha?: RawImage;
-  error?: string;
+  png?: Uint8Array;
+  width?: number;
+  height?: number;
+  /** Milliseconds of the full-size decode (beside the model), the refinement and the encode. */
+  timings?: { decode: number; refine: number; encode: number };
+  /** A CutoutError keeps its code, so the caller is told what was wrong with the image. */
+  error?: { message: string; code?: ErrorCode };
 }
 
 interface Job {
   prepared?: PreparedRefinement;
-  image?: RawImage;
+  image: Promise<RawImage>;
+  decodeMs: number;
+  pngCompression?: number;
   error?: unknown;
 }
 
@@ -38,23 +48,50 @@ const port = parentPort;
 if (!port) throw new Error('refine-worker must run as a worker thread');
 const jobs = new Map<number, Job>();
 
-port.on('message', (message: RefineRequest) => {
-  const job = jobs.get(message.id) ?? {};
-  jobs.set(message.id, job);
+function begin({ id, photo, maxPixels, pngCompression }: Extract<RefineRequest, { type: 'begin' }>): void {
+  const started = performance.now();
+  const job: Job = { image: decodeImage(photo, { maxPixels }), decodeMs: 0, pngCompression };
+  job.image.then(() => (job.decodeMs = performance.now() - started), () => {}); // a failed decode is reported by finish
+  jobs.set(id, job);
+}
+
+function prepare({ id, modelInput, settings }: Extract<RefineRequest, { type: 'prepare' }>): void {
+  const job = jobs.get(id);
+  if (!job) return; // dropped
   try {
-    if (message.type === 'begin') job.prepared = prepareRefinement(message.modelInput, message.settings);
-    else if (message.type === 'image') job.image = message.image;
-    else if (message.type === 'drop') jobs.delete(message.id);
-    else {
-      jobs.delete(message.id);
-      if (job.error) throw job.error;
-      if (!job.prepared || !job.image) throw new Error(`refinement ${message.id} finished before it began or had its image`);
-      const alpha = finishRefinement(job.prepared, job.image, message.mask);
-      port.postMessage({ id: message.id, colour: job.image, alpha } satisfies RefineResult, [job.image.data.buffer as ArrayBuffer, alpha.data.buffer as ArrayBuffer]);
-    }
+    job.prepared = prepareRefinement(modelInput, settings);
   } catch (error) {
-    // A failed begin is reported when the refinement is finished, the only message answered.
-    if (message.type !== 'finish') job.error = error;
-    else port.postMessage({ id: message.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies RefineResult);
+    job.error = error; // reported when the refinement is finished, the only message answered
+  }
+}
+
+async function finish(id: number, mask: RawImage): Promise<RefineResult> {
+  const job = jobs.get(id);
+  jobs.delete(id);
+  if (!job) throw new Error(`refinement ${id} finished before it began`);
+  if (job.error) throw job.error;
+  if (!job.prepared) throw new Error(`refinement ${id} finished before it was prepared`);
+  const image = await job.image;
+  let start = performance.now();
+  const alpha = finishRefinement(job.prepared, image, mask);
+  const refine = performance.now() - start;
+  start = performance.now();
+  const png = await encodePng({ colour: image, alpha, invisibleBlack: true }, job.pngCompression);
+  const encode = performance.now() - start;
+  return { id, png, width: image.width, height: image.height, timings: { decode: job.decodeMs, refine, encode } };
+}
+
+port.on('message', (message: RefineRequest) => {
+  if (message.type === 'begin') begin(message);
+  else if (message.type === 'prepare') prepare(message);
+  else if (message.type === 'drop') jobs.delete(message.id);
+  else {
+    finish(message.id, message.mask).then(
+      (result) => port.postMessage(result),
+      (error: unknown) => {
+        const reported = error instanceof CutoutError ? { message: error.message, code: error.code } : { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+        port.postMessage({ id: message.id, error: reported } satisfies RefineResult);
+      },
+    );
   }
 });

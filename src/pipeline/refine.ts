@@ -1,37 +1,52 @@
 import { Worker } from 'node:worker_threads';
-import type { Cutout } from './compose.js';
+import { CutoutError } from '../errors.js';
 import type { RawImage } from './raw-image.js';
 import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from './refine-cutout.js';
 import type { RefineRequest, RefineResult } from './refine-worker.js';
 
 export { DEFAULT_REFINE_SETTINGS, type RefineSettings };
 
+/** The photo a refinement starts from. */
+export interface RefineInput {
+  /** The photo's encoded bytes; the thread decodes them at full size itself. */
+  photo: Uint8Array;
+  maxPixels: number;
+  /** zlib level of the PNG (CUTOUT_PNG_COMPRESSION); encode.ts has the default. */
+  pngCompression?: number;
+}
+
+/** A finished refinement: the answer's PNG and what each step on the thread took. */
+export interface RefinedCutout {
+  png: Buffer;
+  width: number;
+  height: number;
+  /** Milliseconds: the full-size decode (beside the model), the refinement, the encode. */
+  timings: { decode: number; refine: number; encode: number };
+}
+
 /** One refinement under way on the refine thread; see {@link Refiner.begin}. */
 export interface Refinement {
-  /**
-   * Hands the full-size photo over. sharp's buffers cannot be transferred, so it is copied
-   * into a buffer of its own, a few megabytes per turn of the event loop (a 50-megapixel
-   * photo is 150 MB, which in one piece would hold the loop for a tenth of a second), and
-   * that buffer is moved to the thread, not shared: the thread writes the refined colours
-   * into it and moves it back with the alpha. Memory shared with the thread would live as
-   * long as the thread's own garbage collector left it, which is several photos later.
-   */
-  setImage(image: RawImage): void;
-  /** Hands the model's mask over and resolves with the refined cut-out. */
-  finish(mask: RawImage): Promise<Cutout>;
+  /** Hands the model's input over: the grid work that needs only it runs while the model does. */
+  prepare(modelInput: RawImage, settings?: RefineSettings): void;
+  /** Hands the model's mask over and resolves with the PNG of the refined cut-out. */
+  finish(mask: RawImage): Promise<RefinedCutout>;
   /** Frees what the thread holds for a refinement that will not be finished. */
   cancel(): void;
 }
 
 /**
- * Third stage: the model's mask made into a full-size alpha that follows the photo's own
- * edges, and the colours of semi-transparent pixels cleaned of the old background
- * (`refine-cutout.ts` has the method, docs/quality.md the measurements). The work is plain
- * typed-array code on one worker thread, so a 10-megapixel photo never holds the event loop.
+ * Third and fourth stages on one worker thread: the full-size decode, the model's mask made
+ * into a full-size alpha that follows the photo's own edges, the colours of semi-transparent
+ * pixels cleaned of the old background (`refine-cutout.ts` has the method, docs/quality.md
+ * the measurements), and the PNG encode. The refinement is plain typed-array code, so a
+ * 10-megapixel photo never holds the event loop; and the full-size pixels (a 2.5-megapixel
+ * photo goes through some 20 MB of them) never reach the main thread, whose garbage
+ * collections would otherwise grow with them and take the cores from the model.
  *
- * A refinement starts before the mask exists: the grid work that needs only the model's
- * input, and the copy of the full-size photo to the thread, happen while the model runs, so
- * what is left once the mask arrives is the part that needs it.
+ * A refinement starts before the mask exists: the full-size decode (begun when the caller
+ * chooses: at once when the model is free, when the model takes the image otherwise) and the
+ * grid work that needs only the model's input happen before or while the model runs, so what
+ * is left once the mask arrives is the part that needs it, and the encode.
  *
  * One Refiner per process, owned like the model: `main.ts` makes it and closes it on
  * shutdown. The thread starts on first use and is unref'd whenever no answer is awaited, so
@@ -39,49 +54,38 @@ export interface Refinement {
  *
  * @example
  * const refiner = new Refiner()
- * const refinement = refiner.begin(modelInput)
- * refinement.setImage(await decodeImage(bytes, options))
- * const { colour, alpha } = await refinement.finish(mask)
+ * const refinement = refiner.begin({ photo: bytes, maxPixels: 50e6 })
+ * refinement.prepare(modelInput)
+ * const { png } = await refinement.finish(mask)
  * await refiner.close()
  */
 export class Refiner {
   #worker: Worker | undefined;
-  #waiting = new Map<number, { resolve: (result: { colour: RawImage; alpha: RawImage }) => void; reject: (error: Error) => void }>();
+  #waiting = new Map<number, { resolve: (result: RefinedCutout) => void; reject: (error: Error) => void }>();
   #nextId = 0;
   #closed = false;
   /** Called when the last awaited answer is in, for `close`. */
   #drained: (() => void) | undefined;
 
-  begin(modelInput: RawImage, settings: RefineSettings = DEFAULT_REFINE_SETTINGS): Refinement {
+  begin({ photo, maxPixels, pngCompression }: RefineInput): Refinement {
     const worker = this.#start();
     const id = this.#nextId++;
-    const send = (message: RefineRequest, transfer: ArrayBuffer[] = []) => worker.postMessage(message, transfer);
-    send({ type: 'begin', id, modelInput, settings: { ...settings } });
+    const send = (message: RefineRequest) => worker.postMessage(message);
+    send({ type: 'begin', id, photo, maxPixels, pngCompression });
     let finishing = false;
     let cancelled = false;
-    // Settles once the photo's copy has gone to the thread (the copy is the thread's from then on).
-    let imageSent: Promise<void> | undefined;
     return {
-      setImage: (image) => {
-        if (cancelled || imageSent) return;
-        imageSent = copyToOwnBuffer(image).then((own) => {
-          if (!cancelled && this.#worker === worker) send({ type: 'image', id, image: own }, [own.data.buffer as ArrayBuffer]);
-        });
+      prepare: (modelInput, settings = DEFAULT_REFINE_SETTINGS) => {
+        if (!cancelled && this.#worker === worker) send({ type: 'prepare', id, modelInput, settings: { ...settings } });
       },
-      finish: async (mask) => {
+      finish: (mask) => {
         finishing = true;
-        if (!imageSent) throw new Error('refine: finish() before setImage()');
-        // Awaited from now on, even while the photo is still being copied, so that `close`
-        // waits for this answer instead of stopping the thread under it.
-        const answer = new Promise<{ colour: RawImage; alpha: RawImage }>((resolve, reject) => {
+        return new Promise<RefinedCutout>((resolve, reject) => {
           if (this.#worker !== worker) return reject(new Error('the refine thread stopped before the refinement finished'));
           this.#waiting.set(id, { resolve, reject });
           if (this.#waiting.size === 1) worker.ref();
+          send({ type: 'finish', id, mask });
         });
-        answer.catch(() => {}); // handled below, once the copy is done
-        await imageSent; // its message goes first
-        send({ type: 'finish', id, mask });
-        return { ...(await answer), invisibleBlack: true };
       },
       cancel: () => {
         if (finishing || cancelled) return;
@@ -108,11 +112,12 @@ export class Refiner {
     if (this.#worker) return this.#worker;
     const worker = startWorker();
     worker.unref();
-    worker.on('message', ({ id, colour, alpha, error }: RefineResult) => {
+    worker.on('message', ({ id, png, width, height, timings, error }: RefineResult) => {
       const call = this.#waiting.get(id);
       this.#waiting.delete(id);
-      if (colour && alpha) call?.resolve({ colour, alpha });
-      else call?.reject(new Error(`refine failed: ${error}`));
+      if (png && width && height && timings) call?.resolve({ png: Buffer.from(png.buffer, png.byteOffset, png.byteLength), width, height, timings });
+      else if (error?.code) call?.reject(new CutoutError(error.code, error.message));
+      else call?.reject(new Error(`refine failed: ${error?.message}`));
       if (this.#waiting.size === 0) {
         worker.unref();
         this.#drained?.();
@@ -130,19 +135,6 @@ export class Refiner {
     this.#worker = worker;
     return worker;
   }
-}
-
-/** Bytes copied per turn of the event loop: a few milliseconds' worth. */
-const COPY_CHUNK = 4 * 1024 * 1024;
-
-/** The image in an ArrayBuffer of its own (transferable), copied a chunk per turn of the event loop. */
-async function copyToOwnBuffer(image: RawImage): Promise<RawImage> {
-  const data = new Uint8Array(image.data.length);
-  for (let at = 0; at < data.length; at += COPY_CHUNK) {
-    if (at > 0) await new Promise((resolve) => setImmediate(resolve));
-    data.set(image.data.subarray(at, Math.min(data.length, at + COPY_CHUNK)), at);
-  }
-  return { ...image, data };
 }
 
 /**

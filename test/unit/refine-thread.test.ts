@@ -1,4 +1,8 @@
+import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CutoutError } from '../../src/errors.js';
+import { decodeImage } from '../../src/pipeline/decode.js';
+import { encodePng } from '../../src/pipeline/encode.js';
 import type { RawImage } from '../../src/pipeline/raw-image.js';
 import { Refiner } from '../../src/pipeline/refine.js';
 import { computeRefinedCutout, DEFAULT_REFINE_SETTINGS } from '../../src/pipeline/refine-cutout.js';
@@ -20,55 +24,68 @@ function scene(): { image: RawImage; modelInput: RawImage; mask: RawImage } {
   return { image, modelInput, mask };
 }
 
+/** The scene's photo as the bytes a request brings (PNG, so that nothing is lost). */
+const photoBytes = (image: RawImage) => sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } }).png().toBuffer();
+const MAX_PIXELS = 50e6;
+
 describe('the refine thread', () => {
   const refiner = new Refiner();
   afterAll(() => refiner.close());
 
-  it('gives what the same code gives on this thread, and leaves the caller\'s image as it was', async () => {
+  it('decodes, refines and encodes as the same code does on this thread', async () => {
     const { image, modelInput, mask } = scene();
-    const before = image.data.slice();
-    const refinement = refiner.begin(modelInput);
-    refinement.setImage(image);
-    const cutout = await refinement.finish(mask);
+    const photo = await photoBytes(image);
+    const refinement = refiner.begin({ photo, maxPixels: MAX_PIXELS, pngCompression: 1 });
+    refinement.prepare(modelInput);
+    const refined = await refinement.finish(mask);
 
-    const local = { ...image, data: image.data.slice() };
+    const local = await decodeImage(photo, { maxPixels: MAX_PIXELS });
     const alpha = computeRefinedCutout({ image: local, modelInput, mask }, DEFAULT_REFINE_SETTINGS);
-    expect(Buffer.from(cutout.alpha.data).equals(Buffer.from(alpha.data))).toBe(true);
-    expect(Buffer.from(cutout.colour.data).equals(Buffer.from(local.data))).toBe(true);
-    expect(Buffer.from(image.data).equals(Buffer.from(before))).toBe(true);
+    const expected = await encodePng({ colour: local, alpha, invisibleBlack: true }, 1);
+    expect(refined.png.equals(expected)).toBe(true);
+    expect([refined.width, refined.height]).toEqual([600, 400]);
     // The colours of some partial pixels did change: the comparison above means something.
-    expect(Buffer.from(local.data).equals(Buffer.from(before))).toBe(false);
-    // The photo went to the thread and came back in memory of its own, not memory shared
-    // with the thread (which would live as long as the thread's garbage collector let it).
-    expect(cutout.colour.data.buffer).toBeInstanceOf(ArrayBuffer);
-    expect(cutout.colour.data.buffer).not.toBe(image.data.buffer);
+    expect(Buffer.from(local.data).equals(Buffer.from(image.data))).toBe(false);
+    expect(refined.timings.encode).toBeGreaterThan(0);
   });
 
   it('forgets a cancelled refinement and goes on with the next', async () => {
     const { image, modelInput, mask } = scene();
-    const dropped = refiner.begin(modelInput);
+    const photo = await photoBytes(image);
+    const dropped = refiner.begin({ photo, maxPixels: MAX_PIXELS });
     dropped.cancel();
-    dropped.setImage(image); // ignored
-    const next = refiner.begin(modelInput);
-    next.setImage(image);
-    expect((await next.finish(mask)).alpha.width).toBe(600);
+    dropped.prepare(modelInput); // ignored
+    const next = refiner.begin({ photo, maxPixels: MAX_PIXELS });
+    next.prepare(modelInput);
+    expect((await next.finish(mask)).width).toBe(600);
   });
 
-  it('refuses to finish before it has the image', async () => {
-    const { modelInput, mask } = scene();
-    await expect(refiner.begin(modelInput).finish(mask)).rejects.toThrow(/before setImage/);
+  it('refuses to finish before it has the model input', async () => {
+    const { image, mask } = scene();
+    await expect(refiner.begin({ photo: await photoBytes(image), maxPixels: MAX_PIXELS }).finish(mask)).rejects.toThrow(/before it was prepared/);
+  });
+
+  it('reports a photo it cannot decode with the error code a request answers with', async () => {
+    const { image, modelInput, mask } = scene();
+    const photo = await photoBytes(image);
+    const refinement = refiner.begin({ photo: photo.subarray(0, photo.length >> 1), maxPixels: MAX_PIXELS });
+    refinement.prepare(modelInput);
+    const failure = await refinement.finish(mask).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(CutoutError);
+    expect((failure as CutoutError).code).toBe('image_decode_failed');
   });
 
   it('answers what it is finishing, then stops, and refuses new work once closed', async () => {
     const { image, modelInput, mask } = scene();
+    const photo = await photoBytes(image);
     const own = new Refiner();
-    const refinement = own.begin(modelInput);
-    refinement.setImage(image);
+    const refinement = own.begin({ photo, maxPixels: MAX_PIXELS });
+    refinement.prepare(modelInput);
     const finished = refinement.finish(mask);
     // Closing waits for the answer being computed rather than failing it.
     const closed = own.close();
-    expect((await finished).alpha.width).toBe(600);
+    expect((await finished).width).toBe(600);
     await closed;
-    expect(() => own.begin(modelInput)).toThrow(/closed/);
+    expect(() => own.begin({ photo, maxPixels: MAX_PIXELS })).toThrow(/closed/);
   });
 });
