@@ -30,8 +30,8 @@ export interface RefineResult {
   png?: Uint8Array;
   width?: number;
   height?: number;
-  /** Milliseconds of the full-size decode (beside the model), the refinement and the encode. */
-  timings?: { decode: number; refine: number; encode: number };
+  /** Milliseconds of the full-size decode (beside the model) and the encode. */
+  timings?: { decode: number; encode: number };
   /** A CutoutError keeps its code, so the caller is told what was wrong with the image. */
   error?: { message: string; code?: ErrorCode };
 }
@@ -72,13 +72,11 @@ async function finish(id: number, mask: RawImage): Promise<RefineResult> {
   if (job.error) throw job.error;
   if (!job.prepared) throw new Error(`refinement ${id} finished before it was prepared`);
   const image = await job.image;
-  let start = performance.now();
   const alpha = finishRefinement(job.prepared, image, mask);
-  const refine = performance.now() - start;
-  start = performance.now();
+  const start = performance.now();
   const png = await encodePng({ colour: image, alpha, invisibleBlack: true }, job.pngCompression);
   const encode = performance.now() - start;
-  return { id, png, width: image.width, height: image.height, timings: { decode: job.decodeMs, refine, encode } };
+  return { id, png, width: image.width, height: image.height, timings: { decode: job.decodeMs, encode } };
 }
 
 port.on('message', (message: RefineRequest) => {

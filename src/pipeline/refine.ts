@@ -20,8 +20,8 @@ export interface RefinedCutout {
   png: Buffer;
   width: number;
   height: number;
-  /** Milliseconds: the full-size decode (beside the model), the refinement, the encode. */
-  timings: { decode: number; refine: number; encode: number };
+  /** Milliseconds: the full-size decode (beside the model) and the encode; the caller times the rest. */
+  timings: { decode: number; encode: number };
 }
 
 /** One refinement under way on the refine thread; see {@link Refiner.begin}. */
