@@ -107,8 +107,8 @@ export function renderReport(r: BenchResults): string {
   );
   out.push(
     '',
-    'Stage columns are Server-Timing medians in ms. Decode runs beside inference and adds only where it is longer; ' +
-      'its end is stamped by a callback on the event loop, so if the model run holds the loop (onnxruntime-node runs synchronously on the thread that calls it) it reads at least the inference time.',
+    'Stage columns are Server-Timing medians in ms. Decode (full size, on the refine thread, timed there) runs beside the model-sized decode when the model is free and beside inference otherwise; ' +
+      'it adds only where it is longer than inference.',
     '',
   );
 

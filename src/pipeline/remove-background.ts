@@ -7,7 +7,10 @@ import { segment } from './segment.js';
 
 /** Milliseconds spent in each stage of one image, as `Server-Timing` reports them. */
 export interface StageTimings {
-  /** Full-size decode; runs while the model runs, so it mostly hides behind inference. */
+  /**
+   * Full-size decode; runs beside the model-sized decode when the model is free, beside the
+   * model otherwise, so it mostly hides behind one of them.
+   */
   decode: number;
   /** Decode straight to the model's size and fill the tensor. */
   preprocess: number;
