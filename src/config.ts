@@ -65,13 +65,11 @@ export const ConfigSchema = Type.Object({
     description:
       'Refine the model\'s mask at full size along the photo\'s edges and clean the old background\'s colour out of semi-transparent pixels (docs/quality.md); a request\'s `refine` field overrides it.',
   }),
-  pngCompression: Type.Integer({
+  pngCompression: Type.Union([Type.Literal('fast'), Type.Literal('small')], {
     env: 'CUTOUT_PNG_COMPRESSION',
-    default: 1,
-    minimum: 0,
-    maximum: 9,
+    default: 'fast',
     description:
-      'zlib level of the answers\' PNGs, 0–9. Level 1 encodes a 10-megapixel cut-out in about 40 % less time than level 2 for a file about a quarter larger (docs/benchmarks.md); raise it when bandwidth costs more than CPU.',
+      'How hard the answers\' PNGs are compressed: `fast` (fdeflate) or `small` (zlib\'s default level), which makes a 10-megapixel cut-out about a quarter smaller for ten times the encode time (docs/benchmarks.md); choose `small` when bandwidth costs more than CPU.',
   }),
   inferenceThreads: Type.Integer({
     env: 'CUTOUT_INFERENCE_THREADS',

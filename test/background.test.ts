@@ -120,7 +120,7 @@ describe('formats and orientation', () => {
 
 describe('CUTOUT_PNG_COMPRESSION', () => {
   it('a higher level gives the same pixels in fewer bytes', async () => {
-    const tight = await startTestApp({ pngCompression: 9 });
+    const tight = await startTestApp({ pngCompression: 'small' });
     try {
       const answer = async (app: TestApp) => {
         const response = await app.app.inject({

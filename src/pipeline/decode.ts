@@ -25,7 +25,7 @@ async function decodeWith(bytes: Uint8Array, maxPixels: number, shape: (pipeline
   const { format, pipeline } = open(bytes, maxPixels);
   try {
     const { data, info } = await shape(pipeline).raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
-    return { data, width: info.width, height: info.height, channels: 3 };
+    return { data, width: info.width, height: info.height, channels: info.channels as RawImage['channels'] };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // libjpeg refuses sides over 65500 pixels before sharp's own limit is checked.
@@ -50,12 +50,14 @@ export function decodeForModel(bytes: Uint8Array, options: { maxPixels: number; 
 }
 
 /**
- * First stage, for the result: the picture at full size, oriented, 8-bit sRGB, 3 channels.
+ * First stage, for the result: the picture at full size, oriented, 8-bit sRGB, 3 channels;
+ * with `opaqueAlpha`, 4 channels whose alpha is 255 everywhere, for the refinement to write
+ * its alpha into, so the answer's RGBA needs no separate join before the encode.
  *
  * @example const { width, height } = await decodeImage(bytes, { maxPixels: 50e6 })
  */
-export function decodeImage(bytes: Uint8Array, options: { maxPixels: number }): Promise<RawImage> {
-  return decodeWith(bytes, options.maxPixels, (pipeline) => pipeline);
+export function decodeImage(bytes: Uint8Array, options: { maxPixels: number; opaqueAlpha?: boolean }): Promise<RawImage> {
+  return decodeWith(bytes, options.maxPixels, (pipeline) => (options.opaqueAlpha ? pipeline.ensureAlpha(1) : pipeline));
 }
 
 function describeStart(bytes: Uint8Array): string {

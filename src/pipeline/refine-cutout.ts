@@ -66,7 +66,8 @@ export function prepareRefinement(modelInput: RawImage, settings: RefineSettings
 /**
  * Second half: the model's mask firmed up inside ({@link firmInside}), the guided filter's
  * coefficients for it and the colour estimates on the grid, then one pass at full size ({@link applyAtFullSize}). Rewrites
- * `image.data` (the colours of semi-transparent pixels) and returns the full-size alpha.
+ * `image.data` (the colours of semi-transparent pixels) and returns the full-size alpha: a
+ * new one-channel image for an RGB photo, the photo itself, its alpha written, for RGBA.
  */
 export function finishRefinement(prepared: PreparedRefinement, image: RawImage, modelMask: RawImage): RawImage {
   const { settings, guide, gridScale, statistics, blurs } = prepared;

@@ -21,14 +21,21 @@ export interface GridResult {
  * interpolated bilinearly from the grid (pixel centres aligned, as sharp resizes); its alpha
  * is `a·I + b` of its own colour I; where that alpha is strictly between 0 and 255 its colour
  * becomes `F = F̂ + α·(I − α·F̂ − (1 − α)·B̂)`, clipped, so that `α·F + (1 − α)·B̂ ≈ I`.
- * Pixels whose alpha is 0 are written black, as `encodePng` wants them, so that it need not
- * find them again. Rewrites `image.data` in place and returns the one-channel alpha.
+ * Pixels whose alpha is 0 are written black (alpha included), so that the encode finds long
+ * runs of zeros. Rewrites `image.data` in place. An RGB photo gets a new one-channel alpha,
+ * which is returned; an RGBA photo (as the refine thread decodes it) gets its alpha written
+ * into its fourth channel, ready to encode, and is itself returned.
  */
 export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
-  const { width, height, data } = image;
+  const { width, height, data, channels } = image;
+  if (channels !== 3 && channels !== 4) throw new Error(`applyAtFullSize needs an RGB or RGBA photo, got ${channels} channels`);
   const gw = grid.coefficients.width;
   const gh = grid.coefficients.height;
-  const alpha = new Uint8Array(width * height);
+  const ownAlpha = channels === 4;
+  // Pixel p's alpha is alpha[p * alphaStride + alphaAt]: in the photo itself, or beside it.
+  const alpha = ownAlpha ? data : new Uint8Array(width * height);
+  const alphaStride = ownAlpha ? 4 : 1;
+  const alphaAt = ownAlpha ? 3 : 0;
   const { ar, ag, ab, b } = grid.coefficients;
   const estimates = grid.colour;
 
@@ -61,8 +68,9 @@ export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
       const to = start[end];
       if (state !== MIXED) {
         if (from >= to) continue;
-        if (state === 0) data.fill(0, 3 * (row + from), 3 * (row + to));
-        else alpha.fill(state, row + from, row + to);
+        if (state === 0) data.fill(0, channels * (row + from), channels * (row + to));
+        else if (!ownAlpha) alpha.fill(state, row + from, row + to);
+        else for (let p = row + from; p < row + to; p++) data[4 * p + 3] = state;
         continue;
       }
       const last = Math.min(end, gw - 1);
@@ -73,7 +81,7 @@ export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
         const left = columnLow[x];
         const right = columnHigh[x];
         const p = row + x;
-        const j = 3 * p;
+        const j = channels * p;
         const red = data[j] * INVERSE_255;
         const green = data[j + 1] * INVERSE_255;
         const blue = data[j + 2] * INVERSE_255;
@@ -85,7 +93,7 @@ export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
         a = a < 0 ? 0 : a > 1 ? 1 : a;
         // `(v + 0.5) | 0` rounds a non-negative v; Math.round costs five times as much in this loop.
         const value = (a * 255 + 0.5) | 0;
-        alpha[p] = value;
+        alpha[p * alphaStride + alphaAt] = value;
         if (value === 0) {
           data[j] = data[j + 1] = data[j + 2] = 0;
           continue;
@@ -97,7 +105,7 @@ export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
       }
     }
   }
-  return { data: alpha, width, height, channels: 1 };
+  return ownAlpha ? image : { data: alpha, width, height, channels: 1 };
 }
 
 const MIXED = 1;

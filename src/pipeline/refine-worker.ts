@@ -14,12 +14,12 @@
 import { parentPort } from 'node:worker_threads';
 import { CutoutError, type ErrorCode } from '../errors.js';
 import { decodeImage } from './decode.js';
-import { encodePng } from './encode.js';
+import { encodePng, type PngCompression } from './encode.js';
 import type { RawImage } from './raw-image.js';
 import { finishRefinement, prepareRefinement, type PreparedRefinement, type RefineSettings } from './refine-cutout.js';
 
 export type RefineRequest =
-  | { type: 'begin'; id: number; photo: Uint8Array; maxPixels: number; pngCompression?: number }
+  | { type: 'begin'; id: number; photo: Uint8Array; maxPixels: number; pngCompression?: PngCompression }
   | { type: 'prepare'; id: number; modelInput: RawImage; settings: RefineSettings }
   | { type: 'finish'; id: number; mask: RawImage }
   | { type: 'drop'; id: number };
@@ -40,7 +40,7 @@ interface Job {
   prepared?: PreparedRefinement;
   image: Promise<RawImage>;
   decodeMs: number;
-  pngCompression?: number;
+  pngCompression?: PngCompression;
   error?: unknown;
 }
 
@@ -50,7 +50,7 @@ const jobs = new Map<number, Job>();
 
 function begin({ id, photo, maxPixels, pngCompression }: Extract<RefineRequest, { type: 'begin' }>): void {
   const started = performance.now();
-  const job: Job = { image: decodeImage(photo, { maxPixels }), decodeMs: 0, pngCompression };
+  const job: Job = { image: decodeImage(photo, { maxPixels, opaqueAlpha: true }), decodeMs: 0, pngCompression };
   job.image.then(() => (job.decodeMs = performance.now() - started), () => {}); // a failed decode is reported by finish
   jobs.set(id, job);
 }
@@ -72,9 +72,9 @@ async function finish(id: number, mask: RawImage): Promise<RefineResult> {
   if (job.error) throw job.error;
   if (!job.prepared) throw new Error(`refinement ${id} finished before it was prepared`);
   const image = await job.image;
-  const alpha = finishRefinement(job.prepared, image, mask);
+  const rgba = finishRefinement(job.prepared, image, mask);
   const start = performance.now();
-  const png = await encodePng({ colour: image, alpha, invisibleBlack: true }, job.pngCompression);
+  const png = await encodePng(rgba, job.pngCompression);
   const encode = performance.now() - start;
   return { id, png, width: image.width, height: image.height, timings: { decode: job.decodeMs, encode } };
 }

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { CutoutError } from '../errors.js';
+import type { PngCompression } from './encode.js';
 import type { RawImage } from './raw-image.js';
 import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from './refine-cutout.js';
 import type { RefineRequest, RefineResult } from './refine-worker.js';
@@ -11,8 +12,8 @@ export interface RefineInput {
   /** The photo's encoded bytes; the thread decodes them at full size itself. */
   photo: Uint8Array;
   maxPixels: number;
-  /** zlib level of the PNG (CUTOUT_PNG_COMPRESSION); encode.ts has the default. */
-  pngCompression?: number;
+  /** How hard the PNG is compressed (CUTOUT_PNG_COMPRESSION); encode.ts has the default. */
+  pngCompression?: PngCompression;
 }
 
 /** A finished refinement: the answer's PNG and what each step on the thread took. */

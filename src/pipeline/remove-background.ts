@@ -1,7 +1,7 @@
 import type { Segmenter } from '../model/onnx-segmenter.js';
 import { composeCutout } from './compose.js';
 import { decodeForModel, decodeImage } from './decode.js';
-import { encodePng } from './encode.js';
+import { encodePng, type PngCompression } from './encode.js';
 import { DEFAULT_REFINE_SETTINGS, type Refiner, type RefineSettings } from './refine.js';
 import { segment } from './segment.js';
 
@@ -55,8 +55,8 @@ export interface RemoveBackgroundOptions {
   refine?: boolean | RefineSettings;
   /** The process's refine thread; needed unless `refine` is false. */
   refiner?: Refiner;
-  /** zlib level of the PNG, 0–9 (CUTOUT_PNG_COMPRESSION; default 1). */
-  pngCompression?: number;
+  /** How hard the PNG is compressed (CUTOUT_PNG_COMPRESSION; default `fast`). */
+  pngCompression?: PngCompression;
 }
 
 const since = (start: number) => performance.now() - start;

@@ -27,6 +27,8 @@ function scene(): { image: RawImage; modelInput: RawImage; mask: RawImage } {
 /** The scene's photo as the bytes a request brings (PNG, so that nothing is lost). */
 const photoBytes = (image: RawImage) => sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } }).png().toBuffer();
 const MAX_PIXELS = 50e6;
+const rgbOf = (image: RawImage) => Buffer.from(image.data.filter((_, i) => i % 4 !== 3));
+const alphaOf = (image: RawImage) => Buffer.from(image.data.filter((_, i) => i % 4 === 3));
 
 describe('the refine thread', () => {
   const refiner = new Refiner();
@@ -35,18 +37,35 @@ describe('the refine thread', () => {
   it('decodes, refines and encodes as the same code does on this thread', async () => {
     const { image, modelInput, mask } = scene();
     const photo = await photoBytes(image);
-    const refinement = refiner.begin({ photo, maxPixels: MAX_PIXELS, pngCompression: 1 });
+    const refinement = refiner.begin({ photo, maxPixels: MAX_PIXELS, pngCompression: 'small' });
     refinement.prepare(modelInput);
     const refined = await refinement.finish(mask);
 
-    const local = await decodeImage(photo, { maxPixels: MAX_PIXELS });
-    const alpha = computeRefinedCutout({ image: local, modelInput, mask }, DEFAULT_REFINE_SETTINGS);
-    const expected = await encodePng({ colour: local, alpha, invisibleBlack: true }, 1);
+    const local = await decodeImage(photo, { maxPixels: MAX_PIXELS, opaqueAlpha: true });
+    const rgba = computeRefinedCutout({ image: local, modelInput, mask }, DEFAULT_REFINE_SETTINGS);
+    expect(rgba).toBe(local);
+    const expected = await encodePng(rgba, 'small');
     expect(refined.png.equals(expected)).toBe(true);
     expect([refined.width, refined.height]).toEqual([600, 400]);
     // The colours of some partial pixels did change: the comparison above means something.
-    expect(Buffer.from(local.data).equals(Buffer.from(image.data))).toBe(false);
+    expect(rgbOf(local).equals(Buffer.from(image.data))).toBe(false);
     expect(refined.timings.encode).toBeGreaterThan(0);
+  });
+
+  it('writes into an RGBA photo the alpha and colours it gives an RGB one beside it', () => {
+    const { image, modelInput, mask } = scene();
+    const rgb = { ...image, data: image.data.slice() };
+    const alpha = computeRefinedCutout({ image: rgb, modelInput, mask }, DEFAULT_REFINE_SETTINGS);
+    const rgba = { ...image, data: new Uint8Array(600 * 400 * 4).fill(255), channels: 4 as const };
+    for (let p = 0; p < 600 * 400; p++) rgba.data.set(image.data.subarray(3 * p, 3 * p + 3), 4 * p);
+    computeRefinedCutout({ image: rgba, modelInput, mask }, DEFAULT_REFINE_SETTINGS);
+
+    expect(alphaOf(rgba).equals(Buffer.from(alpha.data))).toBe(true);
+    expect(rgbOf(rgba).equals(Buffer.from(rgb.data))).toBe(true);
+    // Transparent and opaque pixels both occur, and the transparent ones are black.
+    const values = new Set(alpha.data);
+    expect(values.has(0) && values.has(255) && values.size > 10).toBe(true);
+    expect(rgba.data.subarray(0, 4)).toEqual(new Uint8Array([0, 0, 0, 0]));
   });
 
   it('forgets a cancelled refinement and goes on with the next', async () => {
