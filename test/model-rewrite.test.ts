@@ -8,7 +8,7 @@ import { convertModelToFp32 } from '../src/model/fp32-model.js';
 import { keepOnlyOutput } from '../src/model/mask-output-only.js';
 import { loadSegmenter } from '../src/model/onnx-segmenter.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
-import { toModelTensor } from '../src/pipeline/segment.js';
+import { segment, toMask, toModelTensor } from '../src/pipeline/segment.js';
 import { makePhoto } from './helpers/images.js';
 
 describe("Cutout's rewrite of the bundled model", () => {
@@ -35,7 +35,8 @@ describe("Cutout's rewrite of the bundled model", () => {
     expect(session.outputNames).toEqual([MASK_OUTPUT]);
     await session.release();
 
-    const input = toModelTensor(await decodeForModel(await makePhoto('jpeg', 320, 240), { maxPixels: 1e8, size: 1024 }));
+    const modelInput = await decodeForModel(await makePhoto('jpeg', 320, 240), { maxPixels: 1e8, size: 1024 });
+    const input = toModelTensor(modelInput);
     const [a, b] = await Promise.all([loadSegmenter(originalPath, { threads: 1 }), loadSegmenter(fp32Path, { threads: 1 })]);
     try {
       // run() hands its input over to the worker thread, so each run gets its own copy.
@@ -53,6 +54,12 @@ describe("Cutout's rewrite of the bundled model", () => {
       // Not trivially equal: the mask has both foreground and background.
       expect(Math.max(...outB.subarray(500 * 1024, 501 * 1024))).toBeGreaterThan(0.9);
       expect(outB[0]).toBeLessThan(0.1);
+
+      // segment() fills the tensor and makes the 8-bit mask on the model's thread: the mask
+      // that run() and toMask give here, and the picture's pixels are moved there.
+      const mask = await segment({ ...modelInput, data: modelInput.data.slice() }, b);
+      expect([mask.width, mask.height, mask.channels]).toEqual([1024, 1024, 1]);
+      expect(Buffer.from(mask.data).equals(Buffer.from(toMask(outB, 1024).data))).toBe(true);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { wholeBuffer, type RawImage } from '../pipeline/raw-image.js';
 import type { RunRequest, RunResult, SegmenterWorkerData, WorkerFailed, WorkerReady } from './segmenter-worker.js';
 
 /**
@@ -12,6 +13,13 @@ export interface Segmenter {
   readonly size: number;
   /** Runs the model; the input is handed over, and the caller must not use it afterwards. */
   run(planarRgb: Float32Array): Promise<Float32Array>;
+  /**
+   * The whole model step on the model-sized RGB picture: the tensor is filled and the
+   * probabilities made an 8-bit mask on the model's own thread, so the event loop neither
+   * spends the time nor holds the 16 MB of floats. The picture's pixels are handed over.
+   * Without it, `segment()` does the same around `run` on the calling thread.
+   */
+  segment?(modelInput: RawImage): Promise<RawImage>;
   /**
    * A buffer to fill with the next run's input: one that an earlier run handed back when
    * there is one, so that each pass does not take 12 MB of fresh memory (zeroed, and faulted
@@ -83,7 +91,7 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
   const started = await Promise.all(Array.from({ length: options.instances ?? 1 }, () => startInstance({ modelPath, threads, memoryArena: options.memoryArena ?? true, memoryPattern: options.memoryPattern ?? false })));
   const size = started[0].size;
   const instances: Instance[] = started.map(({ worker }) => ({ worker, busy: false }));
-  const pending = new Map<number, { resolve: (output: Float32Array) => void; reject: (error: Error) => void }>();
+  const pending = new Map<number, { resolve: (result: RunResult) => void; reject: (error: Error) => void }>();
   // Input buffers the workers handed back, one per instance at most.
   const spare: Float32Array[] = [];
   const waiting: (() => void)[] = [];
@@ -92,12 +100,13 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
   let drained: (() => void) | undefined;
 
   for (const instance of instances) {
-    instance.worker.on('message', ({ id, output, input, error }: RunResult) => {
-      const call = pending.get(id);
-      pending.delete(id);
+    instance.worker.on('message', (result: RunResult) => {
+      const call = pending.get(result.id);
+      pending.delete(result.id);
+      const { input } = result;
       if (input?.length === 3 * size * size && spare.length < instances.length) spare.push(input);
-      if (output) call?.resolve(output);
-      else call?.reject(new Error(`model run failed: ${error}`));
+      if (result.error === undefined) call?.resolve(result);
+      else call?.reject(new Error(`model run failed: ${result.error}`));
     });
     instance.worker.on('error', (error) => {
       for (const call of pending.values()) call.reject(error);
@@ -113,26 +122,40 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
     }
   };
 
+  /** One run on an idle instance; the request's pixels are handed over, not copied. */
+  const dispatch = async (request: RunRequest, pixels: ArrayBufferLike): Promise<RunResult> => {
+    if (closing) throw new Error('the model is shutting down');
+    const instance = await idle();
+    instance.busy = true;
+    try {
+      return await new Promise<RunResult>((resolve, reject) => {
+        pending.set(request.id, { resolve, reject });
+        instance.worker.postMessage(request, [pixels as ArrayBuffer]);
+      });
+    } finally {
+      instance.busy = false;
+      waiting.shift()?.();
+      if (closing && pending.size === 0) drained?.();
+    }
+  };
+
   return {
     size,
     tensor: () => spare.pop() ?? new Float32Array(3 * size * size),
     async run(planarRgb) {
-      if (closing) throw new Error('the model is shutting down');
       if (planarRgb.length !== 3 * size * size) throw new Error(`model input has ${planarRgb.length} values, expected ${3 * size * size}`);
-      const instance = await idle();
-      instance.busy = true;
-      try {
-        const id = nextId++;
-        return await new Promise<Float32Array>((resolve, reject) => {
-          pending.set(id, { resolve, reject });
-          // The input is handed over, not copied: the caller must not use it afterwards.
-          instance.worker.postMessage({ id, input: planarRgb } satisfies RunRequest, [planarRgb.buffer as ArrayBuffer]);
-        });
-      } finally {
-        instance.busy = false;
-        waiting.shift()?.();
-        if (closing && pending.size === 0) drained?.();
-      }
+      const { output } = await dispatch({ id: nextId++, input: planarRgb }, planarRgb.buffer);
+      if (!output) throw new Error('model run answered no output');
+      return output;
+    },
+    async segment(modelInput) {
+      const { data, width, height, channels } = modelInput;
+      if (width !== size || height !== size || channels !== 3) throw new Error(`segment needs ${size}×${size}×3, got ${width}×${height}×${channels}`);
+      // A view into a larger buffer is copied out first: the whole buffer would travel otherwise.
+      const rgb = wholeBuffer(data) ? data : data.slice();
+      const { mask } = await dispatch({ id: nextId++, rgb }, rgb.buffer);
+      if (!mask) throw new Error('model run answered no mask');
+      return { data: mask, width: size, height: size, channels: 1 };
     },
     /**
      * Refuses new runs, waits for those in progress (terminating a worker inside a native

@@ -9,6 +9,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
+import { toMask, toModelTensor } from '../pipeline/segment.js';
 
 export interface SegmenterWorkerData {
   modelPath: string;
@@ -26,13 +27,14 @@ export interface WorkerFailed {
   type: 'failed';
   message: string;
 }
-export interface RunRequest {
-  id: number;
-  input: Float32Array;
-}
+/** A run on a ready tensor (`input`), or on the model-sized RGB picture (`rgb`), answered with its mask. */
+export type RunRequest = { id: number; input: Float32Array; rgb?: undefined } | { id: number; rgb: Uint8Array; input?: undefined };
 export interface RunResult {
   id: number;
+  /** The probabilities, for an `input` run. */
   output?: Float32Array;
+  /** The 8-bit mask, for an `rgb` run. */
+  mask?: Uint8Array;
   /** The run's input, handed back for the next run to fill (Segmenter.tensor). */
   input?: Float32Array;
   error?: string;
@@ -68,13 +70,21 @@ try {
     throw new Error(`${modelPath} does not look like an IS-Net model: input ${inputName} has shape [${shape.join(', ')}], expected [1, 3, S, S]`);
   }
   const size = shape[2];
+  // The tensor of `rgb` runs, filled here for each: it never leaves this thread.
+  let tensor: Float32Array | undefined;
 
-  port.on('message', async ({ id, input }: RunRequest) => {
+  port.on('message', async ({ id, input, rgb }: RunRequest) => {
     try {
-      const results = await session.run({ [inputName]: new ort.Tensor('float32', input, [1, 3, size, size]) }, [outputName]);
+      const planar = rgb ? toModelTensor({ data: rgb, width: size, height: size, channels: 3 }, (tensor ??= new Float32Array(3 * size * size))) : input;
+      const results = await session.run({ [inputName]: new ort.Tensor('float32', planar, [1, 3, size, size]) }, [outputName]);
       const output = results[outputName]?.data;
       if (!(output instanceof Float32Array) || output.length !== size * size) {
         throw new Error(`model output ${outputName} has ${output?.length} values, expected ${size * size}`);
+      }
+      if (rgb) {
+        const { data: mask } = toMask(output, size);
+        port.postMessage({ id, mask } satisfies RunResult, [mask.buffer as ArrayBuffer]);
+        return;
       }
       port.postMessage({ id, output, input } satisfies RunResult, [output.buffer as ArrayBuffer, input.buffer as ArrayBuffer]);
     } catch (error) {

@@ -15,7 +15,7 @@ import { parentPort } from 'node:worker_threads';
 import { CutoutError, type ErrorCode } from '../errors.js';
 import { decodeImage } from './decode.js';
 import { encodePng, type PngCompression } from './encode.js';
-import type { RawImage } from './raw-image.js';
+import { wholeBuffer, type RawImage } from './raw-image.js';
 import { finishRefinement, prepareRefinement, type PreparedRefinement, type RefineSettings } from './refine-cutout.js';
 
 export type RefineRequest =
@@ -85,7 +85,10 @@ port.on('message', (message: RefineRequest) => {
   else if (message.type === 'drop') jobs.delete(message.id);
   else {
     finish(message.id, message.mask).then(
-      (result) => port.postMessage(result),
+      (result) => {
+        const moved = result.png && wholeBuffer(result.png);
+        port.postMessage(result, moved ? [moved as ArrayBuffer] : undefined);
+      },
       (error: unknown) => {
         const reported = error instanceof CutoutError ? { message: error.message, code: error.code } : { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
         port.postMessage({ id: message.id, error: reported } satisfies RefineResult);

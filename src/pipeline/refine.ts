@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { CutoutError } from '../errors.js';
 import type { PngCompression } from './encode.js';
-import type { RawImage } from './raw-image.js';
+import { wholeBuffer, type RawImage } from './raw-image.js';
 import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from './refine-cutout.js';
 import type { RefineRequest, RefineResult } from './refine-worker.js';
 
@@ -29,7 +29,7 @@ export interface RefinedCutout {
 export interface Refinement {
   /** Hands the model's input over: the grid work that needs only it runs while the model does. */
   prepare(modelInput: RawImage, settings?: RefineSettings): void;
-  /** Hands the model's mask over and resolves with the PNG of the refined cut-out. */
+  /** Hands the model's mask over (its pixels are moved, not copied) and resolves with the PNG of the refined cut-out. */
   finish(mask: RawImage): Promise<RefinedCutout>;
   /** Frees what the thread holds for a refinement that will not be finished. */
   cancel(): void;
@@ -71,7 +71,7 @@ export class Refiner {
   begin({ photo, maxPixels, pngCompression }: RefineInput): Refinement {
     const worker = this.#start();
     const id = this.#nextId++;
-    const send = (message: RefineRequest) => worker.postMessage(message);
+    const send = (message: RefineRequest, transfer?: ArrayBufferLike) => worker.postMessage(message, transfer ? [transfer as ArrayBuffer] : undefined);
     send({ type: 'begin', id, photo, maxPixels, pngCompression });
     let finishing = false;
     let cancelled = false;
@@ -85,7 +85,7 @@ export class Refiner {
           if (this.#worker !== worker) return reject(new Error('the refine thread stopped before the refinement finished'));
           this.#waiting.set(id, { resolve, reject });
           if (this.#waiting.size === 1) worker.ref();
-          send({ type: 'finish', id, mask });
+          send({ type: 'finish', id, mask }, wholeBuffer(mask.data));
         });
       },
       cancel: () => {

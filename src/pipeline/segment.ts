@@ -24,18 +24,24 @@ export function toModelTensor(input: RawImage, tensor: Float32Array = new Float3
 /** Turns the model's 0..1 probabilities into an 8-bit, one-channel mask. */
 export function toMask(probabilities: Float32Array, size: number): RawImage {
   const data = new Uint8Array(probabilities.length);
-  for (let i = 0; i < probabilities.length; i++) data[i] = Math.round(Math.min(1, Math.max(0, probabilities[i])) * 255);
+  for (let i = 0; i < probabilities.length; i++) {
+    const p = probabilities[i];
+    // `(v + 0.5) | 0` rounds a non-negative v, as Math.round does, at a fraction of its cost.
+    data[i] = p > 0 ? (p < 1 ? (p * 255 + 0.5) | 0 : 255) : 0;
+  }
   return { data, width: size, height: size, channels: 1 };
 }
 
 /**
  * Second stage: runs the model on the model-sized picture and returns its foreground mask at
- * the model's size (255 = foreground).
+ * the model's size (255 = foreground). The picture's pixels are handed to the model's thread
+ * when the segmenter takes them (`Segmenter.segment`): the caller must not use them afterwards.
  */
 export async function segment(modelInput: RawImage, segmenter: Segmenter): Promise<RawImage> {
   if (modelInput.width !== segmenter.size || modelInput.height !== segmenter.size || modelInput.channels !== 3) {
     throw new Error(`segment needs ${segmenter.size}×${segmenter.size}×3, got ${modelInput.width}×${modelInput.height}×${modelInput.channels}`);
   }
+  if (segmenter.segment) return segmenter.segment(modelInput);
   const probabilities = await segmenter.run(toModelTensor(modelInput, segmenter.tensor?.()));
   return toMask(probabilities, segmenter.size);
 }

@@ -39,7 +39,8 @@ describe('the refine thread', () => {
     const photo = await photoBytes(image);
     const refinement = refiner.begin({ photo, maxPixels: MAX_PIXELS, pngCompression: 'small' });
     refinement.prepare(modelInput);
-    const refined = await refinement.finish(mask);
+    // finish moves the mask's pixels to the thread: it gets a copy, this test keeps the mask.
+    const refined = await refinement.finish({ ...mask, data: mask.data.slice() });
 
     const local = await decodeImage(photo, { maxPixels: MAX_PIXELS, opaqueAlpha: true });
     const rgba = computeRefinedCutout({ image: local, modelInput, mask }, DEFAULT_REFINE_SETTINGS);
