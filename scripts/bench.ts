@@ -32,7 +32,7 @@ import { PEER_ENV, PeerWorker } from './bench/peer.js';
 import { readProcessMemory } from './bench/process-memory.js';
 import { renderReport } from './bench/report.js';
 import type { BenchResults } from './bench/results.js';
-import { compileServer, startCutoutServer, startScript, type CutoutServer } from './bench/server-process.js';
+import { compileServer, startCutoutServer, startScriptEnvironment, type CutoutServer } from './bench/server-process.js';
 import { median } from './bench/stats.js';
 import { judgeTargets } from './bench/targets.js';
 
@@ -242,9 +242,8 @@ async function versions(peer: Record<string, string>): Promise<Record<string, st
 
 // The bare passes run in this process, so it starts under the same C-library settings as the
 // server (package.json's start script): one run again, as a child, if they are not set yet.
-// (The start script's node flags are V8's heap settings, which do not touch a model pass.)
 // The peer gets the environment the bench was started with (PEER_ENV), as its users run it.
-const { env: startEnv } = await startScript(ROOT);
+const startEnv = await startScriptEnvironment(ROOT);
 if (Object.entries(startEnv).some(([name, value]) => process.env[name] !== value)) {
   const env = { ...process.env, ...startEnv, [PEER_ENV]: JSON.stringify(process.env) };
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { env, stdio: 'inherit' });

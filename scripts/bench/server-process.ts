@@ -70,16 +70,14 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /**
- * How `npm start` runs node (package.json's start script, `NAME=value … node --flag … dist/main.js`):
- * the variables it sets before `node` (glibc's malloc settings, which must be in place when
- * the process starts) and the flags it gives node (V8's heap settings), so the measured
- * server runs as the shipped one does.
+ * The variables `npm start` sets before `node` (package.json's start script begins with
+ * `NAME=value …`): glibc's malloc settings, which must be in place when the process starts,
+ * so the measured server runs as the shipped one does.
  */
-export async function startScript(root: string): Promise<{ env: Record<string, string>; nodeFlags: string[] }> {
+export async function startScriptEnvironment(root: string): Promise<Record<string, string>> {
   const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
-  const [, assignments = '', flags = ''] = /^((?:\w+=\S*\s+)*)node((?:\s+--\S+)*)\s/.exec(scripts?.start ?? '') ?? [];
-  const env = Object.fromEntries(assignments.trim().split(/\s+/).filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]));
-  return { env, nodeFlags: flags.trim().split(/\s+/).filter(Boolean) };
+  const assignments = /^((?:\w+=\S*\s+)*)node\b/.exec(scripts?.start ?? '')?.[1] ?? '';
+  return Object.fromEntries(assignments.trim().split(/\s+/).filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]));
 }
 
 /**
@@ -91,10 +89,9 @@ export async function startCutoutServer(options: StartServerOptions): Promise<Cu
   await mkdir(options.dataDir, { recursive: true });
   await symlink(options.modelsDir, join(options.dataDir, 'models'), 'dir');
   const port = await freePort();
-  const start = await startScript(options.root);
   const env = {
     ...process.env,
-    ...start.env,
+    ...(await startScriptEnvironment(options.root)),
     PORT: String(port),
     HOST: '127.0.0.1',
     CUTOUT_DATA_DIR: options.dataDir,
@@ -113,7 +110,7 @@ export async function startCutoutServer(options: StartServerOptions): Promise<Cu
 
   const logPath = join(options.dataDir, 'server.log');
   const log = createWriteStream(logPath);
-  const child = spawn(process.execPath, [...start.nodeFlags, join(options.buildDir, 'main.js')], { cwd: options.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(options.buildDir, 'main.js')], { cwd: options.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
   const stop = async () => {
