@@ -1,6 +1,7 @@
 import { CutoutError } from '../errors.js';
 import { assembleModel } from './assemble-model.js';
 import { loadSegmenter, type Segmenter } from './onnx-segmenter.js';
+import { segment } from '../pipeline/segment.js';
 
 export interface ModelServiceOptions {
   dataDir: string;
@@ -50,7 +51,9 @@ export class ModelService {
     this.#loading ??= (async () => {
       const path = this.#options.modelPath ?? (await assembleModel(this.#options.dataDir));
       const segmenter = await loadSegmenter(path, { threads: this.#options.threads, instances: this.#options.instances, memoryArena: this.#options.memoryArena, memoryPattern: this.#options.memoryPattern });
-      await segmenter.run(new Float32Array(3 * segmenter.size * segmenter.size));
+      // The warm-up takes the requests' own path (tensor and mask made on the model's thread).
+      const { size } = segmenter;
+      await segment({ data: new Uint8Array(3 * size * size), width: size, height: size, channels: 3 }, segmenter);
       this.#segmenter = segmenter;
       return segmenter;
     })();
