@@ -59,9 +59,9 @@ const filters = [
 for (const image of [await syntheticCutout(), ...(await Promise.all(values.cutout.map(answer)))]) {
   const { data, width, height } = image;
   console.log(`\n${image.label}`);
-  console.log('encoder                           filter          ms      MB');
+  console.log('encoder                               filter          ms      MB');
   const row = (encoder: string, filter: string, [ms, mb]: [number, number]) =>
-    console.log(`${encoder.padEnd(32)}  ${filter.padEnd(10)}  ${ms.toFixed(0).padStart(6)}  ${mb.toFixed(2).padStart(6)}`);
+    console.log(`${encoder.padEnd(36)}  ${filter.padEnd(10)}  ${ms.toFixed(0).padStart(6)}  ${mb.toFixed(2).padStart(6)}`);
   for (const [level, adaptive] of [[1, false], [2, false], [6, false], [1, true]] as const) {
     const encoded = await time(() => sharp(data, { raw: { width, height, channels: 4 } }).png({ compressionLevel: level, adaptiveFiltering: adaptive }).toBuffer());
     row(`sharp (libvips zlib ${level})`, adaptive ? 'adaptive' : 'none', encoded);

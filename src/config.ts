@@ -69,7 +69,7 @@ export const ConfigSchema = Type.Object({
     env: 'CUTOUT_PNG_COMPRESSION',
     default: 'fast',
     description:
-      'How hard the answers\' PNGs are compressed: `fast` (fdeflate) or `small` (zlib\'s default level), which makes a 10-megapixel cut-out about a quarter smaller for ten times the encode time (docs/benchmarks.md); choose `small` when bandwidth costs more than CPU.',
+      'How hard the answers\' PNGs are compressed: `fast` (fdeflate) or `small` (zlib\'s default level), which makes a 10-megapixel cut-out about a quarter smaller for six times the encode time (docs/benchmarks.md); choose `small` when bandwidth costs more than CPU.',
   }),
   inferenceThreads: Type.Integer({
     env: 'CUTOUT_INFERENCE_THREADS',

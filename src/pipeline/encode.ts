@@ -2,11 +2,11 @@ import { CompressionType, FilterType, Transformer } from '@napi-rs/image';
 import type { RawImage } from './raw-image.js';
 
 /**
- * How hard the answers' PNGs are compressed (CUTOUT_PNG_COMPRESSION): `fast` (fdeflate,
- * the default) or `small` (zlib's default level, about a sixth smaller for several times the time).
+ * How hard the answers' PNGs are compressed (CUTOUT_PNG_COMPRESSION): `fast` (fdeflate, the
+ * default) or `small` (zlib's default level: a sixth to a quarter smaller for six to twelve
+ * times the time, docs/benchmarks.md).
  */
 export type PngCompression = 'fast' | 'small';
-export const PNG_COMPRESSIONS: readonly PngCompression[] = ['fast', 'small'];
 export const DEFAULT_PNG_COMPRESSION: PngCompression = 'fast';
 
 /**
