@@ -119,7 +119,7 @@ describe('formats and orientation', () => {
 });
 
 describe('CUTOUT_PNG_COMPRESSION', () => {
-  it('a higher level gives the same pixels in fewer bytes', async () => {
+  it('small gives the same pixels as fast in fewer bytes', async () => {
     const tight = await startTestApp({ pngCompression: 'small' });
     try {
       const answer = async (app: TestApp) => {
