@@ -23,8 +23,9 @@ export interface GridResult {
  * becomes `F = F̂ + α·(I − α·F̂ − (1 − α)·B̂)`, clipped, so that `α·F + (1 − α)·B̂ ≈ I`.
  * Pixels whose alpha is 0 are written black (alpha included), so that the encode finds long
  * runs of zeros. Rewrites `image.data` in place. An RGB photo gets a new one-channel alpha,
- * which is returned; an RGBA photo (as the refine thread decodes it) gets its alpha written
- * into its fourth channel, ready to encode, and is itself returned.
+ * which is returned; an RGBA photo gets its alpha written into its fourth channel, ready to
+ * encode, and is itself returned. That alpha must come in opaque (255), as `decodeImage`
+ * with `opaqueAlpha` gives it: wholly opaque cells, most of a subject, are not written at all.
  */
 export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
   const { width, height, data, channels } = image;
@@ -70,7 +71,6 @@ export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
         if (from >= to) continue;
         if (state === 0) data.fill(0, channels * (row + from), channels * (row + to));
         else if (!ownAlpha) alpha.fill(state, row + from, row + to);
-        else for (let p = row + from; p < row + to; p++) data[4 * p + 3] = state;
         continue;
       }
       const last = Math.min(end, gw - 1);
