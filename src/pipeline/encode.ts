@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { CompressionType, FilterType, Transformer } from '@napi-rs/image';
 import type { RawImage } from './raw-image.js';
 
@@ -21,6 +23,21 @@ export const DEFAULT_PNG_COMPRESSION: PngCompression = 'fast';
  */
 export async function encodePng(cutout: RawImage, compression: PngCompression = DEFAULT_PNG_COMPRESSION): Promise<Buffer> {
   if (cutout.channels !== 4) throw new Error(`encodePng needs RGBA, got ${cutout.channels} channels`);
-  const compressionType = compression === 'small' ? CompressionType.Default : CompressionType.Fast;
+  const png = await encodeWithTransformer(cutout, compression === 'small' ? CompressionType.Default : CompressionType.Fast);
+  // The Transformer keeps its own copy of the pixels (48 MB at 10.7 MP) until V8 collects
+  // it, and V8 is not told about that memory, so under load the copies piled up by the
+  // hundreds of megabytes. It is garbage now, still young: a scavenge (about 0.2 ms) frees it.
+  collectYoungGarbage({ type: 'minor' });
+  return png;
+}
+
+/** The encode itself, in a function of its own so that no frame of encodePng still holds the Transformer. */
+function encodeWithTransformer(cutout: RawImage, compressionType: CompressionType): Promise<Buffer> {
   return Transformer.fromRgbaPixels(cutout.data, cutout.width, cutout.height).png({ compressionType, filterType: FilterType.Up });
 }
+
+/** V8's `gc`, which `--expose-gc` gives to contexts made after it is set. */
+const collectYoungGarbage = ((): ((options: { type: 'minor' }) => void) => {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as (options: { type: 'minor' }) => void;
+})();
