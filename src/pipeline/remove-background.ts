@@ -12,18 +12,24 @@ export interface StageTimings {
    * model otherwise, so it mostly hides behind one of them.
    */
   decode: number;
-  /** Decode straight to the model's size and fill the tensor. */
+  /** Decode straight to the model's size. */
   preprocess: number;
-  /** The model run itself (without time spent waiting in the queue). */
+  /**
+   * The model step without its time in the queue: the picture to the model's thread, the
+   * tensor filled there, the run, and the 8-bit mask back.
+   */
   inference: number;
-  /** Mask to full size (bilinear); 0 when the refine stage ran, which makes the full-size alpha itself. */
+  /**
+   * Mask to full size (bilinear) and joined to the photo as RGBA; 0 when the refine stage
+   * ran, which writes the full-size alpha into the photo itself.
+   */
   postprocess: number;
   /**
    * Edge refinement and foreground colours (docs/quality.md) once the mask is there; the
    * part that needs only the photo runs beside inference, like decode. 0 when switched off.
    */
   refine: number;
-  /** Join and PNG encode. */
+  /** The PNG encode of the RGBA cut-out. */
   encode: number;
   /** Waiting for a free model slot. */
   queue: number;
