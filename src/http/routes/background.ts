@@ -15,7 +15,10 @@ const Refine = Type.Optional(
   Type.Boolean({ description: 'Refine the edges and their colours (default: the server\'s CUTOUT_REFINE, normally true); false returns the model\'s mask stretched as it is.' }),
 );
 const UrlBody = Type.Object({ image_url: Type.String({ minLength: 1, maxLength: 8192, description: 'http(s) URL of the image; Cutout fetches it.' }), refine: Refine });
-const Base64Body = Type.Object({ image_base64: Type.String({ minLength: 1, description: 'Standard Base64 of the image (a data: URL prefix is accepted).' }), refine: Refine });
+// No `minLength` on image_base64: Ajv checks it by walking the whole string for surrogate
+// pairs (4 ms of the event loop for a 2.5-megapixel photo's 0.63 MB of Base64, 11 ms at 10.7
+// MP); decodeBase64Image refuses an empty image with the same 400 invalid_request.
+const Base64Body = Type.Object({ image_base64: Type.String({ description: 'Standard Base64 of the image, not empty (a data: URL prefix is accepted).' }), refine: Refine });
 const security = [{ managedToken: [] }];
 
 /**
