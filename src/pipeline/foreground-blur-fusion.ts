@@ -37,13 +37,12 @@ export function imageBlurs(image: RawImage, radius: number): ImageBlurs {
   const { width, height } = image;
   const n = width * height;
   if (image.channels !== 3) throw new Error(`blur fusion needs an RGB image, got ${image.channels} channels`);
-  const scratch = new Float32Array(n);
   const planes = [0, 1, 2].map((c) => {
     const plane = new Float32Array(n);
     for (let i = 0, j = c; i < n; i++, j += 3) plane[i] = image.data[j] * INVERSE_255;
     return plane;
   }) as ImageBlurs['planes'];
-  const blurred = planes.map((plane) => boxMean(plane, width, height, radius, new Float32Array(n), scratch)) as ImageBlurs['blurred'];
+  const blurred = planes.map((plane) => boxMean(plane, width, height, radius)) as ImageBlurs['blurred'];
   return { image, radius, planes, blurred };
 }
 
@@ -63,15 +62,14 @@ export function blurFusionEstimates(blurs: ImageBlurs, alpha: Float32Array): Col
   const { width, height } = image;
   const n = width * height;
   if (alpha.length !== n) throw new Error(`blur fusion needs an alpha of ${width}×${height}, got ${alpha.length} values`);
-  const scratch = new Float32Array(n);
   const product = new Float32Array(n);
-  const blurredAlpha = boxMean(alpha, width, height, radius, new Float32Array(n), scratch);
+  const blurredAlpha = boxMean(alpha, width, height, radius);
   const foreground = [] as unknown as ColourEstimates['foreground'];
   const background = [] as unknown as ColourEstimates['background'];
   for (let c = 0; c < 3; c++) {
     const plane = planes[c];
     for (let i = 0; i < n; i++) product[i] = plane[i] * alpha[i];
-    const blurredProduct = boxMean(product, width, height, radius, new Float32Array(n), scratch);
+    const blurredProduct = boxMean(product, width, height, radius);
     const blurredPlane = blurred[c];
     const f = new Float32Array(n);
     const b = new Float32Array(n);

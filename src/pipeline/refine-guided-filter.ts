@@ -48,9 +48,8 @@ export function guideStatistics(guide: RawImage, options: GuidedFilterOptions): 
   if (guide.channels !== 3) throw new Error(`the guided filter needs an RGB guide, got ${guide.channels} channels`);
   const n = width * height;
   const { radius, epsilon } = options;
-  const scratch = new Float32Array(n);
   const product = new Float32Array(n);
-  const box = (source: Float32Array) => boxMean(source, width, height, radius, new Float32Array(n), scratch);
+  const box = (source: Float32Array) => boxMean(source, width, height, radius);
 
   const planes = [0, 1, 2].map((c) => {
     const plane = new Float32Array(n);
@@ -106,9 +105,8 @@ export function guidedFilterCoefficients(statistics: GuideStatistics, alpha: Flo
   const { width, height } = guide;
   const n = width * height;
   if (alpha.length !== n) throw new Error(`the guided filter needs an alpha of ${width}×${height}, got ${alpha.length} values`);
-  const scratch = new Float32Array(n);
   const product = new Float32Array(n);
-  const box = (source: Float32Array, out = new Float32Array(n)) => boxMean(source, width, height, radius, out, scratch);
+  const box = (source: Float32Array, out = new Float32Array(n)) => boxMean(source, width, height, radius, out);
 
   const meanP = box(alpha);
   const [r, g, b] = planes;
