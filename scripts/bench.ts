@@ -50,6 +50,8 @@ const USAGE = `usage: npm run bench -- [options]
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MAX_PIXELS = 50_000_000;
+/** Bare passes before each load level and after the last: each level's own reference for throughput. */
+const PASSES_AROUND_LEVELS = 3;
 
 const { values: args } = parseArgs({
   options: {
@@ -155,12 +157,12 @@ async function main(): Promise<void> {
 
     log(`end to end, ${runs} rounds per size: model alone, Cutout, Cutout with refine: false, peer`);
     const endToEnd = await measureEndToEnd(images, server, peer, { runs, floorPass: () => meter.pass(), cpu, log });
-    // The load phases get the machine to themselves: this process's model session goes.
-    await meter.close();
-
     const loadImage = floorInput;
-    log(`load: ${loadImage.label}, clients ${concurrency.join(', ')}`);
-    const cutoutLoad = await measureCutoutLoad(server, loadImage, cutoutLevels, { memory: serverMemory, cpu }, log);
+    log(`load: ${loadImage.label}, clients ${concurrency.join(', ')}; ${PASSES_AROUND_LEVELS} bare passes before each level and after the last`);
+    const floorMeter = meter;
+    const cutoutLoad = await measureCutoutLoad(server, loadImage, cutoutLevels, { memory: serverMemory, cpu }, log, async () => (await measurePasses(floorMeter, { warmup: 0, runs: PASSES_AROUND_LEVELS })).samples);
+    // The memory phase gets the machine to itself: this process's model session goes.
+    await meter.close();
 
     const largest = images.reduce((a, b) => (b.megapixels > a.megapixels ? b : a));
     const memoryClients = 16;

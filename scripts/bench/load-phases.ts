@@ -63,9 +63,14 @@ export async function measureCutoutLoad(
   levels: LoadLevel[],
   watch: { memory: PeakTracker; cpu: CpuAccount },
   log: (line: string) => void,
+  barePasses?: () => Promise<number[]>,
 ): Promise<LoadPhaseResult[]> {
   const results: LoadPhaseResult[] = [];
+  // Passes before each level and after the last: on a machine whose speed drifts, a level's
+  // throughput is judged against the passes around it, not against the run's other phases.
+  const passesBefore: number[][] = [];
   for (const level of levels) {
+    if (barePasses) passesBefore.push(await barePasses());
     const agent = new http.Agent({ keepAlive: true, maxSockets: level.clients });
     const probe = new HealthProbe(server.baseUrl);
     const { value: watched, foreignCores } = await watch.cpu.measure(() =>
@@ -97,8 +102,13 @@ export async function measureCutoutLoad(
     log(
       `  ${image.label} × ${level.clients} clients: ${load.requests} requests, ${load.failures} failed, ${load.throughput.toFixed(3)} req/s, ` +
         `p50 ${load.latency.p50.toFixed(0)} ms, p99 ${load.latency.p99.toFixed(0)} ms, /healthz p99 ${result.health!.p99.toFixed(1)} ms, ` +
-        `peak RSS ${((watched.peakRss ?? watched.sampledMaxRss) / 2 ** 20).toFixed(0)} MiB; other processes ${foreignCores.toFixed(2)} cores`,
+        `peak RSS ${((watched.peakRss ?? watched.sampledMaxRss) / 2 ** 20).toFixed(0)} MiB; other processes ${foreignCores.toFixed(2)} cores` +
+        (barePasses ? `; bare passes before it ${passesBefore.at(-1)!.map((ms) => ms.toFixed(0)).join(', ')} ms` : ''),
     );
+  }
+  if (barePasses) {
+    passesBefore.push(await barePasses());
+    results.forEach((result, i) => (result.barePasses = [...passesBefore[i], ...passesBefore[i + 1]]));
   }
   return results;
 }

@@ -1,5 +1,5 @@
 import type { BenchResults, LoadPhaseResult } from './results.js';
-import { formatMs } from './stats.js';
+import { formatMs, median } from './stats.js';
 
 const MIB = 2 ** 20;
 const table = (header: string[], rows: string[][]) =>
@@ -10,13 +10,13 @@ const s = (ms: number) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` :
 
 function loadTable(phases: LoadPhaseResult[], withServerColumns: boolean): string {
   const header = ['clients', 'requests', 'failed', 'throughput (req/s)', 'p50', 'p95', 'p99'];
-  if (withServerColumns) header.push('inference (server, median)', '/healthz p50 / p99 / max', 'peak RSS');
+  if (withServerColumns) header.push('inference (server, median)', 'bare pass around the level (median)', '/healthz p50 / p99 / max', 'peak RSS');
   else header.push('peak RSS');
   header.push('other processes (cores)');
   const rows = phases.map((l) => {
     const row = [String(l.clients), String(l.requests), String(l.failures), l.throughput.toFixed(3), s(l.latency.p50), s(l.latency.p95), s(l.latency.p99)];
     if (withServerColumns) {
-      row.push(`${formatMs(l.inferenceMedian ?? Number.NaN)} ms`, l.health ? `${formatMs(l.health.p50)} / ${formatMs(l.health.p99)} / ${formatMs(l.health.max)} ms` : '–');
+      row.push(`${formatMs(l.inferenceMedian ?? Number.NaN)} ms`, l.barePasses?.length ? `${formatMs(median(l.barePasses))} ms` : '–', l.health ? `${formatMs(l.health.p50)} / ${formatMs(l.health.p99)} / ${formatMs(l.health.max)} ms` : '–');
     }
     row.push(mib(l.peakRss ?? l.sampledMaxRss), cores(l.foreignCores));
     return row;

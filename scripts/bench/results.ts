@@ -49,6 +49,11 @@ export interface LoadPhaseResult extends Omit<LoadResult, 'samples'> {
   errors: string[];
   /** Cores other people's processes used, on average, during the phase. */
   foreignCores: number;
+  /**
+   * Bare model passes (ms) taken in the bench process just before this level and just after
+   * it, the server idle (Cutout only): this level's own "inference alone", for its throughput.
+   */
+  barePasses?: number[];
 }
 
 export interface ModelArithmeticResult {

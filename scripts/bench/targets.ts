@@ -1,4 +1,5 @@
 import type { BenchResults, EndToEndResult, TargetResult } from './results.js';
+import { median } from './stats.js';
 
 const GIB = 2 ** 30;
 
@@ -50,11 +51,15 @@ export function judgeTargets(results: Omit<BenchResults, 'targets'>): TargetResu
   }
 
   const at8 = results.load.cutout.find((l) => l.clients === 8);
-  const needed = 0.9 * (1000 / floor);
+  // The level's own bare passes (just before and after it) when the run took them: a machine
+  // whose speed drifts would otherwise judge the level by passes taken minutes away.
+  const around = at8?.barePasses?.length ? at8.barePasses : undefined;
+  const pass8 = around ? median(around) : floor;
+  const needed = 0.9 * (1000 / pass8);
   targets.push({
     name: 'throughput at 8 clients',
-    target: `≥ 90 % of 1 / inference = ${needed.toFixed(3)} req/s, no failures`,
-    measured: at8 ? `${at8.throughput.toFixed(3)} req/s = ${((at8.throughput * floor) / 10).toFixed(1)} %, ${at8.failures} failed of ${at8.requests}` : 'not measured',
+    target: `≥ 90 % of 1 / inference = ${needed.toFixed(3)} req/s (${around ? `bare pass ${pass8.toFixed(0)} ms: median of the ${around.length} just before and after the level` : `inference alone, ${pass8.toFixed(0)} ms`}), no failures`,
+    measured: at8 ? `${at8.throughput.toFixed(3)} req/s = ${((at8.throughput * pass8) / 10).toFixed(1)} %, ${at8.failures} failed of ${at8.requests}` : 'not measured',
     pass: at8 ? at8.throughput >= needed && at8.failures === 0 : undefined,
   });
   targets.push({
