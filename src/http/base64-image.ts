@@ -12,7 +12,27 @@ const BASE64_BODY = /^[A-Za-z0-9+/_-]*$/;
  * @example decodeBase64Image('data:image/png;base64,iVBORw0KGgo=', 25e6)
  */
 export function decodeBase64Image(field: string, maxBytes: number): Buffer {
-  let text = field.replace(DATA_URL, '');
+  const text = field.replace(DATA_URL, '');
+  // The usual case, one clean Base64 text, is decoded without first scanning it twice with
+  // regular expressions (3 ms of the event loop for a 2.5-megapixel photo). In an ASCII
+  // string (its UTF-8 length is its length) Node's decoder skips characters outside the
+  // alphabet, whitespace included, and stops at a `=`, so the result has floor(3/4 · length)
+  // bytes exactly when every character was Base64: no text of another length, 4k + 1 aside,
+  // decodes to as many. (Beyond ASCII it does not skip: one astral character decodes to a
+  // byte, which the property tests found.) Anything else goes the careful way, which finds
+  // what is wrong and says so.
+  const body = text.replace(/={1,2}$/, '');
+  const size = Math.floor((body.length * 3) / 4);
+  const plain = body.length % 4 !== 1 && (text.length === body.length || text.length % 4 === 0) && size > 0 && size <= maxBytes;
+  if (plain && Buffer.byteLength(text) === text.length) {
+    const bytes = Buffer.from(body, 'base64');
+    if (bytes.length === size) return bytes;
+  }
+  return decodeCarefully(text, maxBytes);
+}
+
+function decodeCarefully(given: string, maxBytes: number): Buffer {
+  let text = given;
   if (/\s/.test(text)) text = text.replace(/\s+/g, '');
   const body = text.replace(/={1,2}$/, '');
   if (!BASE64_BODY.test(body)) {
