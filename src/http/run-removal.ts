@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { CutoutError } from '../errors.js';
-import { removeBackground, type RemovedBackground, type RemovedBackgroundJson } from '../pipeline/remove-background.js';
+import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
 
 /**
  * The signal a request's work listens to: it aborts when the client goes away before the
@@ -40,22 +40,19 @@ export function assertModelCapacity(app: FastifyInstance): void {
  * One image through the pipeline for a request: the model step waits in the app's inference
  * queue, and the request's deadline or disconnection drops it from there. The model cannot
  * be interrupted mid-run; past the deadline its result is dropped. `refine` is the request's
- * own choice, if it made one; otherwise CUTOUT_REFINE decides. With `json`, the answer is the
- * body `{"image_base64":"…"}` (the API's endpoints); without, the PNG (the dashboard).
+ * own choice, if it made one; otherwise CUTOUT_REFINE decides.
  */
-export function runRemoval(app: FastifyInstance, bytes: Uint8Array, signal: AbortSignal, options: { refine?: boolean; json: true }): Promise<RemovedBackgroundJson>;
-export function runRemoval(app: FastifyInstance, bytes: Uint8Array, signal: AbortSignal, options?: { refine?: boolean; json?: false }): Promise<RemovedBackground>;
-export function runRemoval(app: FastifyInstance, bytes: Uint8Array, signal: AbortSignal, options: { refine?: boolean; json?: boolean } = {}): Promise<RemovedBackground | RemovedBackgroundJson> {
-  const common = {
+export function runRemoval(app: FastifyInstance, bytes: Uint8Array, signal: AbortSignal, refine?: boolean): Promise<RemovedBackground> {
+  const work = removeBackground(bytes, {
     segmenter: app.model.segmenter,
     maxPixels: app.config.maxPixels,
-    schedule: <T>(run: () => Promise<T>) => app.queue.run(run, signal),
+    schedule: (run) => app.queue.run(run, signal),
     modelIdle: () => app.queue.idle,
-    refine: options.refine ?? app.config.refine,
+    refine: refine ?? app.config.refine,
     refiner: app.refiner,
     pngCompression: app.config.pngCompression,
-  };
-  const work: Promise<RemovedBackground | RemovedBackgroundJson> = options.json ? removeBackground(bytes, { ...common, json: true }) : removeBackground(bytes, common);
+    json: true,
+  });
   work.catch(() => {});
   return untilAborted(work, signal);
 }

@@ -27,7 +27,7 @@ export async function encodePng(cutout: RawImage, compression: PngCompression = 
   // The Transformer keeps its own copy of the pixels (48 MB at 10.7 MP) until V8 collects
   // it, and V8 is not told about that memory, so under load the copies piled up by the
   // hundreds of megabytes. It is garbage now, still young: a scavenge (about 0.2 ms) frees it.
-  collectYoungGarbage();
+  collectYoungGarbage({ type: 'minor' });
   return png;
 }
 
@@ -37,15 +37,7 @@ function encodeWithTransformer(cutout: RawImage, compressionType: CompressionTyp
 }
 
 /** V8's `gc`, which `--expose-gc` gives to contexts made after it is set. */
-const gc = ((): ((options: { type: 'minor' }) => void) => {
+const collectYoungGarbage = ((): ((options: { type: 'minor' }) => void) => {
   setFlagsFromString('--expose-gc');
   return runInNewContext('gc') as (options: { type: 'minor' }) => void;
 })();
-
-/**
- * A scavenge: frees young objects that hold memory V8 is not told about, or not in time (the
- * encoder's copy of the pixels, a large Base64 text kept outside the heap). About 0.2 ms.
- */
-export function collectYoungGarbage(): void {
-  gc({ type: 'minor' });
-}

@@ -15,7 +15,7 @@ import { parentPort } from 'node:worker_threads';
 import { CutoutError, type ErrorCode } from '../errors.js';
 import { decodeImage } from './decode.js';
 import { cutoutJson } from './cutout-json.js';
-import { collectYoungGarbage, encodePng, type PngCompression } from './encode.js';
+import { encodePng, type PngCompression } from './encode.js';
 import { wholeBuffer, type RawImage } from './raw-image.js';
 import { finishRefinement, prepareRefinement, type PreparedRefinement, type RefineSettings } from './refine-cutout.js';
 
@@ -29,7 +29,7 @@ export type RefineRequest =
 export interface RefineResult {
   id: number;
   png?: Uint8Array;
-  /** With `json` asked at begin: the HTTP answer's body, `{"image_base64":"…"}`, built here, instead of `png`. */
+  /** With `json` asked at begin: the HTTP answer's body, `{"image_base64":"…"}`, built here. */
   json?: Uint8Array;
   width?: number;
   height?: number;
@@ -81,16 +81,9 @@ async function finish(id: number, mask: RawImage): Promise<RefineResult> {
   const png = await encodePng(rgba, job.pngCompression);
   // Made here, the Base64 text's short-lived strings (3.2 MB of them at 2.5 MP) are this
   // thread's garbage, not the event loop's, whose scavenges they set off after each idle spell.
-  if (job.json) {
-    const json = cutoutJson(png);
-    // The Base64 text (external memory, as large as the body) is garbage now: a scavenge
-    // frees it, as encodePng's frees the encoder's copy of the pixels.
-    collectYoungGarbage();
-    const encode = performance.now() - start;
-    return { id, json, width: image.width, height: image.height, timings: { decode: job.decodeMs, encode } };
-  }
+  const json = job.json ? cutoutJson(png) : undefined;
   const encode = performance.now() - start;
-  return { id, png, width: image.width, height: image.height, timings: { decode: job.decodeMs, encode } };
+  return { id, png, json, width: image.width, height: image.height, timings: { decode: job.decodeMs, encode } };
 }
 
 port.on('message', (message: RefineRequest) => {

@@ -20,9 +20,8 @@ export interface RefineInput {
 
 /** A finished refinement: the answer's PNG and what each step on the thread took. */
 export interface RefinedCutout {
-  /** The PNG; absent when the refinement began with `json`. */
-  png?: Buffer;
-  /** `{"image_base64":"…"}` of the PNG, instead of the PNG, when the refinement began with `json`. */
+  png: Buffer;
+  /** `{"image_base64":"…"}` of the PNG, when the refinement began with `json`. */
   json?: Buffer;
   width: number;
   height: number;
@@ -122,7 +121,7 @@ export class Refiner {
       const call = this.#waiting.get(id);
       this.#waiting.delete(id);
       const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      if ((png || json) && width && height && timings) call?.resolve({ png: png && asBuffer(png), json: json && asBuffer(json), width, height, timings });
+      if (png && width && height && timings) call?.resolve({ png: asBuffer(png), json: json && asBuffer(json), width, height, timings });
       else if (error?.code) call?.reject(new CutoutError(error.code, error.message));
       else call?.reject(new Error(`refine failed: ${error?.message}`));
       if (this.#waiting.size === 0) {

@@ -1,6 +1,5 @@
 import type { Segmenter } from '../model/onnx-segmenter.js';
 import { composeCutout } from './compose.js';
-import { cutoutJson } from './cutout-json.js';
 import { decodeForModel, decodeImage } from './decode.js';
 import { encodePng, type PngCompression } from './encode.js';
 import { DEFAULT_REFINE_SETTINGS, type Refiner, type RefineSettings } from './refine.js';
@@ -41,14 +40,14 @@ export interface StageTimings {
 
 export interface RemovedBackground {
   png: Buffer;
+  /**
+   * `{"image_base64":"…"}` of the PNG, when `json` was asked and the refine thread made the
+   * answer (refine: false leaves it to the caller).
+   */
+  json?: Buffer;
   width: number;
   height: number;
   timings: StageTimings;
-}
-
-/** The same, answered as the HTTP body `{"image_base64":"…"}` of the PNG (option `json`). */
-export interface RemovedBackgroundJson extends Omit<RemovedBackground, 'png'> {
-  json: Buffer;
 }
 
 export interface RemoveBackgroundOptions {
@@ -73,9 +72,8 @@ export interface RemoveBackgroundOptions {
   /** How hard the PNG is compressed (CUTOUT_PNG_COMPRESSION; default `fast`). */
   pngCompression?: PngCompression;
   /**
-   * Answer with the HTTP body `{"image_base64":"…"}` instead of the PNG (the endpoints): the
-   * refine thread builds it after the encode, so that the event loop never makes the Base64
-   * text, and the PNG itself never comes back to it.
+   * The answer goes out as `{"image_base64":"…"}` (the HTTP endpoints): the refine thread
+   * builds that body too, so the event loop never makes the Base64 text's strings.
    */
   json?: boolean;
 }
@@ -95,9 +93,7 @@ const since = (start: number) => performance.now() - start;
  *
  * @example const { png } = await removeBackground(jpegBytes, { segmenter, refiner, maxPixels: 50e6 })
  */
-export function removeBackground(bytes: Uint8Array, options: RemoveBackgroundOptions & { json: true }): Promise<RemovedBackgroundJson>;
-export function removeBackground(bytes: Uint8Array, options: RemoveBackgroundOptions & { json?: false }): Promise<RemovedBackground>;
-export async function removeBackground(bytes: Uint8Array, options: RemoveBackgroundOptions): Promise<RemovedBackground | RemovedBackgroundJson> {
+export async function removeBackground(bytes: Uint8Array, options: RemoveBackgroundOptions): Promise<RemovedBackground> {
   const { segmenter, maxPixels, refiner } = options;
   const schedule = options.schedule ?? ((work) => work());
   const refine = options.refine === false ? undefined : options.refine === true || options.refine === undefined ? DEFAULT_REFINE_SETTINGS : options.refine;
@@ -137,10 +133,7 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
     timings.encode = refined.timings.encode;
     // The refinement with its hand-offs to the thread and back: all but the encode.
     timings.refine = since(start) - refined.timings.encode;
-    const { width, height } = refined;
-    if (refined.json) return { json: refined.json, width, height, timings };
-    if (refined.png) return { png: refined.png, width, height, timings };
-    throw new Error('the refine thread answered neither a PNG nor its JSON');
+    return { png: refined.png, json: refined.json, width: refined.width, height: refined.height, timings };
   }
 
   const { mask, image } = await schedule(async () => {
@@ -157,7 +150,6 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
   timings.postprocess = since(start);
   start = performance.now();
   const png = await encodePng(cutout, options.pngCompression);
-  const json = options.json ? cutoutJson(png) : undefined;
   timings.encode = since(start);
-  return json ? { json, width: image.width, height: image.height, timings } : { png, width: image.width, height: image.height, timings };
+  return { png, width: image.width, height: image.height, timings };
 }
