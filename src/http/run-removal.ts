@@ -51,7 +51,6 @@ export function runRemoval(app: FastifyInstance, bytes: Uint8Array, signal: Abor
     refine: refine ?? app.config.refine,
     refiner: app.refiner,
     pngCompression: app.config.pngCompression,
-    json: true,
   });
   work.catch(() => {});
   return untilAborted(work, signal);

@@ -14,13 +14,12 @@
 import { parentPort } from 'node:worker_threads';
 import { CutoutError, type ErrorCode } from '../errors.js';
 import { decodeImage } from './decode.js';
-import { cutoutJson } from './cutout-json.js';
 import { encodePng, type PngCompression } from './encode.js';
 import { wholeBuffer, type RawImage } from './raw-image.js';
 import { finishRefinement, prepareRefinement, type PreparedRefinement, type RefineSettings } from './refine-cutout.js';
 
 export type RefineRequest =
-  | { type: 'begin'; id: number; photo: Uint8Array; maxPixels: number; pngCompression?: PngCompression; json?: boolean }
+  | { type: 'begin'; id: number; photo: Uint8Array; maxPixels: number; pngCompression?: PngCompression }
   | { type: 'prepare'; id: number; modelInput: RawImage; settings: RefineSettings }
   | { type: 'finish'; id: number; mask: RawImage }
   | { type: 'drop'; id: number };
@@ -29,11 +28,9 @@ export type RefineRequest =
 export interface RefineResult {
   id: number;
   png?: Uint8Array;
-  /** With `json` asked at begin: the HTTP answer's body, `{"image_base64":"…"}`, built here. */
-  json?: Uint8Array;
   width?: number;
   height?: number;
-  /** Milliseconds of the full-size decode (beside the model) and the encode (with the JSON body, when asked). */
+  /** Milliseconds of the full-size decode (beside the model) and the encode. */
   timings?: { decode: number; encode: number };
   /** A CutoutError keeps its code, so the caller is told what was wrong with the image. */
   error?: { message: string; code?: ErrorCode };
@@ -44,7 +41,6 @@ interface Job {
   image: Promise<RawImage>;
   decodeMs: number;
   pngCompression?: PngCompression;
-  json?: boolean;
   error?: unknown;
 }
 
@@ -52,9 +48,9 @@ const port = parentPort;
 if (!port) throw new Error('refine-worker must run as a worker thread');
 const jobs = new Map<number, Job>();
 
-function begin({ id, photo, maxPixels, pngCompression, json }: Extract<RefineRequest, { type: 'begin' }>): void {
+function begin({ id, photo, maxPixels, pngCompression }: Extract<RefineRequest, { type: 'begin' }>): void {
   const started = performance.now();
-  const job: Job = { image: decodeImage(photo, { maxPixels, opaqueAlpha: true }), decodeMs: 0, pngCompression, json };
+  const job: Job = { image: decodeImage(photo, { maxPixels, opaqueAlpha: true }), decodeMs: 0, pngCompression };
   job.image.then(() => (job.decodeMs = performance.now() - started), () => {}); // a failed decode is reported by finish
   jobs.set(id, job);
 }
@@ -79,11 +75,8 @@ async function finish(id: number, mask: RawImage): Promise<RefineResult> {
   const rgba = finishRefinement(job.prepared, image, mask);
   const start = performance.now();
   const png = await encodePng(rgba, job.pngCompression);
-  // Made here, the Base64 text's short-lived strings (3.2 MB of them at 2.5 MP) are this
-  // thread's garbage, not the event loop's, whose scavenges they set off after each idle spell.
-  const json = job.json ? cutoutJson(png) : undefined;
   const encode = performance.now() - start;
-  return { id, png, json, width: image.width, height: image.height, timings: { decode: job.decodeMs, encode } };
+  return { id, png, width: image.width, height: image.height, timings: { decode: job.decodeMs, encode } };
 }
 
 port.on('message', (message: RefineRequest) => {
@@ -93,9 +86,8 @@ port.on('message', (message: RefineRequest) => {
   else {
     finish(message.id, message.mask).then(
       (result) => {
-        // Moved, not copied, where a buffer is its own (a small one from Node's pool is copied).
-        const moved = [result.png, result.json].map((bytes) => bytes && wholeBuffer(bytes)).filter((buffer): buffer is ArrayBuffer => buffer !== undefined);
-        port.postMessage(result, moved);
+        const moved = result.png && wholeBuffer(result.png);
+        port.postMessage(result, moved ? [moved as ArrayBuffer] : undefined);
       },
       (error: unknown) => {
         const reported = error instanceof CutoutError ? { message: error.message, code: error.code } : { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };

@@ -14,15 +14,11 @@ export interface RefineInput {
   maxPixels: number;
   /** How hard the PNG is compressed (CUTOUT_PNG_COMPRESSION); encode.ts has the default. */
   pngCompression?: PngCompression;
-  /** Also build the HTTP answer's JSON body on the thread ({@link RefinedCutout.json}). */
-  json?: boolean;
 }
 
 /** A finished refinement: the answer's PNG and what each step on the thread took. */
 export interface RefinedCutout {
   png: Buffer;
-  /** `{"image_base64":"…"}` of the PNG, when the refinement began with `json`. */
-  json?: Buffer;
   width: number;
   height: number;
   /** Milliseconds: the full-size decode (beside the model) and the encode; the caller times the rest. */
@@ -72,11 +68,11 @@ export class Refiner {
   /** Called when the last awaited answer is in, for `close`. */
   #drained: (() => void) | undefined;
 
-  begin({ photo, maxPixels, pngCompression, json }: RefineInput): Refinement {
+  begin({ photo, maxPixels, pngCompression }: RefineInput): Refinement {
     const worker = this.#start();
     const id = this.#nextId++;
     const send = (message: RefineRequest, transfer?: ArrayBufferLike) => worker.postMessage(message, transfer ? [transfer as ArrayBuffer] : undefined);
-    send({ type: 'begin', id, photo, maxPixels, pngCompression, json });
+    send({ type: 'begin', id, photo, maxPixels, pngCompression });
     let finishing = false;
     let cancelled = false;
     return {
@@ -117,11 +113,10 @@ export class Refiner {
     if (this.#worker) return this.#worker;
     const worker = startWorker();
     worker.unref();
-    worker.on('message', ({ id, png, json, width, height, timings, error }: RefineResult) => {
+    worker.on('message', ({ id, png, width, height, timings, error }: RefineResult) => {
       const call = this.#waiting.get(id);
       this.#waiting.delete(id);
-      const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      if (png && width && height && timings) call?.resolve({ png: asBuffer(png), json: json && asBuffer(json), width, height, timings });
+      if (png && width && height && timings) call?.resolve({ png: Buffer.from(png.buffer, png.byteOffset, png.byteLength), width, height, timings });
       else if (error?.code) call?.reject(new CutoutError(error.code, error.message));
       else call?.reject(new Error(`refine failed: ${error?.message}`));
       if (this.#waiting.size === 0) {

@@ -29,10 +29,7 @@ export interface StageTimings {
    * part that needs only the photo runs beside inference, like decode. 0 when switched off.
    */
   refine: number;
-  /**
-   * The PNG encode of the RGBA cut-out; with `json` and refinement, also the answer's JSON
-   * body, which the refine thread builds after it.
-   */
+  /** The PNG encode of the RGBA cut-out. */
   encode: number;
   /** Waiting for a free model slot. */
   queue: number;
@@ -40,11 +37,6 @@ export interface StageTimings {
 
 export interface RemovedBackground {
   png: Buffer;
-  /**
-   * `{"image_base64":"…"}` of the PNG, when `json` was asked and the refine thread made the
-   * answer (refine: false leaves it to the caller).
-   */
-  json?: Buffer;
   width: number;
   height: number;
   timings: StageTimings;
@@ -71,11 +63,6 @@ export interface RemoveBackgroundOptions {
   refiner?: Refiner;
   /** How hard the PNG is compressed (CUTOUT_PNG_COMPRESSION; default `fast`). */
   pngCompression?: PngCompression;
-  /**
-   * The answer goes out as `{"image_base64":"…"}` (the HTTP endpoints): the refine thread
-   * builds that body too, so the event loop never makes the Base64 text's strings.
-   */
-  json?: boolean;
 }
 
 const since = (start: number) => performance.now() - start;
@@ -100,7 +87,7 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
   if (refine && !refiner) throw new Error('removeBackground: refine needs a refiner (or refine: false)');
   const timings: StageTimings = { decode: 0, preprocess: 0, inference: 0, postprocess: 0, encode: 0, queue: 0, refine: 0 };
 
-  const photo = { photo: bytes, maxPixels, pngCompression: options.pngCompression, json: options.json };
+  const photo = { photo: bytes, maxPixels, pngCompression: options.pngCompression };
   let refinement = refine && refiner && (options.modelIdle?.() ?? true) ? refiner.begin(photo) : undefined;
   let start = performance.now();
   const modelInput = await decodeForModel(bytes, { maxPixels, size: segmenter.size }).catch((error: unknown) => {
@@ -133,7 +120,7 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
     timings.encode = refined.timings.encode;
     // The refinement with its hand-offs to the thread and back: all but the encode.
     timings.refine = since(start) - refined.timings.encode;
-    return { png: refined.png, json: refined.json, width: refined.width, height: refined.height, timings };
+    return { png: refined.png, width: refined.width, height: refined.height, timings };
   }
 
   const { mask, image } = await schedule(async () => {

@@ -2,7 +2,6 @@ import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CutoutError } from '../../src/errors.js';
 import { decodeImage } from '../../src/pipeline/decode.js';
-import { cutoutJson } from '../../src/pipeline/cutout-json.js';
 import { encodePng } from '../../src/pipeline/encode.js';
 import type { RawImage } from '../../src/pipeline/raw-image.js';
 import { Refiner } from '../../src/pipeline/refine.js';
@@ -52,20 +51,6 @@ describe('the refine thread', () => {
     // The colours of some partial pixels did change: the comparison above means something.
     expect(rgbOf(local).equals(Buffer.from(image.data))).toBe(false);
     expect(refined.timings.encode).toBeGreaterThan(0);
-  });
-
-  it("builds the HTTP answer's JSON body of its PNG when asked, and only then", async () => {
-    const { image, modelInput, mask } = scene();
-    const photo = await photoBytes(image);
-    const finish = async (json?: boolean) => {
-      const refinement = refiner.begin({ photo, maxPixels: MAX_PIXELS, json });
-      refinement.prepare(modelInput);
-      return refinement.finish({ ...mask, data: mask.data.slice() });
-    };
-    const asked = await finish(true);
-    expect(asked.json?.equals(cutoutJson(asked.png))).toBe(true);
-    expect(JSON.parse(asked.json!.toString()).image_base64).toBe(asked.png.toString('base64'));
-    expect((await finish()).json).toBeUndefined();
   });
 
   it('writes into an RGBA photo the alpha and colours it gives an RGB one beside it', () => {

@@ -8,7 +8,7 @@ import { fetchImage } from '../../fetch/fetch-image.js';
 import { decodeBase64Image } from '../base64-image.js';
 import { registerRateLimit } from '../rate-limit.js';
 import { assertModelCapacity, requestSignal, runRemoval, untilAborted } from '../run-removal.js';
-import { cutoutJson } from '../../pipeline/cutout-json.js';
+import { cutoutJson } from '../cutout-json.js';
 
 const Cutout = Type.Object({ image_base64: Type.String({ description: 'Standard Base64 of the PNG with a transparent background.' }) });
 const Refine = Type.Optional(
@@ -53,10 +53,10 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   const cutout = async (bytes: Uint8Array, reply: FastifyReply, signal: AbortSignal, refine?: boolean) => {
     if (bytes.length === 0) throw new CutoutError('invalid_request', 'The image is empty (0 bytes).');
-    const { png, json, timings, width, height } = await runRemoval(app, bytes, signal, refine);
+    const { png, timings, width, height } = await runRemoval(app, bytes, signal, refine);
     reply.request.inputMegapixels = (width * height) / 1e6;
     reply.header('server-timing', Object.entries(timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', '));
-    return reply.type('application/json; charset=utf-8').send(json ?? cutoutJson(png));
+    return reply.type('application/json; charset=utf-8').send(cutoutJson(png));
   };
 
   app.post(
