@@ -96,14 +96,6 @@ export const ConfigSchema = Type.Object({
     description:
       'Let ONNX Runtime plan one block for all of a model run\'s intermediate tensors: measured here, with the arena it made passes no faster and the peak about 580 MB higher; without the arena, passes 3–6 % faster and each run\'s peak about 240 MB higher (docs/benchmarks.md).',
   }),
-  backgroundNice: Type.Integer({
-    env: 'CUTOUT_BACKGROUND_NICE',
-    default: 19,
-    minimum: 0,
-    maximum: 19,
-    description:
-      'Nice value (Linux) of the threads that decode, refine and encode, so that they give way to the model\'s: measured here, the pass under load with 8 clients took 4–7 % over the bare pass instead of 11–15 % (docs/benchmarks.md). 0 leaves every thread at the default priority.',
-  }),
   queueMax: Type.Integer({
     env: 'CUTOUT_QUEUE_MAX',
     default: 32,

@@ -5,7 +5,6 @@ import { InferenceQueue } from './inference/inference-queue.js';
 import { ModelService } from './model/model-service.js';
 import { Refiner } from './pipeline/refine.js';
 import { openStore } from './store/open-store.js';
-import { lowerBackgroundThreads } from './thread-priority.js';
 
 /** Starts Cutout: config, store, app, listen; then loads the model; stops cleanly on signals. */
 async function main(config: Config): Promise<void> {
@@ -16,21 +15,14 @@ async function main(config: Config): Promise<void> {
     tokens: new TokenService(store, { managedTokenTtl: config.managedTokenTtl }),
     model: new ModelService({ dataDir: config.dataDir, modelPath: config.modelPath, threads: config.inferenceThreads, instances: config.inferenceConcurrency, memoryArena: config.inferenceMemoryArena, memoryPattern: config.inferenceMemoryPattern }),
     queue: new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax }),
-    refiner: new Refiner({ nice: config.backgroundNice }),
+    refiner: new Refiner(),
   };
   const app = await buildApp(services, { level: config.logLevel });
   await app.listen({ port: config.port, host: config.host });
 
   const started = performance.now();
   services.model.load().then(
-    async () => {
-      app.log.info({ ms: Math.round(performance.now() - started) }, 'model loaded and warmed up; ready');
-      // Only now: ONNX Runtime's threads, started while its session was made, keep the default.
-      if (config.backgroundNice > 0) {
-        const lowered = await lowerBackgroundThreads(config.backgroundNice);
-        app.log.info({ threads: lowered.length, nice: config.backgroundNice }, 'decode and encode threads give way to the model');
-      }
-    },
+    () => app.log.info({ ms: Math.round(performance.now() - started) }, 'model loaded and warmed up; ready'),
     (error: unknown) => {
       app.log.fatal({ err: error }, 'the model could not be loaded');
       process.exit(1);

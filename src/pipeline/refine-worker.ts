@@ -11,18 +11,12 @@
  * The megabytes of pixels a request goes through are allocated and freed on this thread, so
  * the garbage collections they set off are this small heap's, not the server's.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { CutoutError, type ErrorCode } from '../errors.js';
-import { niceCurrentThread } from '../thread-priority.js';
 import { decodeImage } from './decode.js';
 import { encodePng, type PngCompression } from './encode.js';
 import { wholeBuffer, type RawImage } from './raw-image.js';
 import { finishRefinement, prepareRefinement, type PreparedRefinement, type RefineSettings } from './refine-cutout.js';
-
-/** How the thread is started: `nice` lowers its priority (Linux), as CUTOUT_BACKGROUND_NICE says. */
-export interface RefineWorkerData {
-  nice: number;
-}
 
 export type RefineRequest =
   | { type: 'begin'; id: number; photo: Uint8Array; maxPixels: number; pngCompression?: PngCompression }
@@ -52,8 +46,6 @@ interface Job {
 
 const port = parentPort;
 if (!port) throw new Error('refine-worker must run as a worker thread');
-const { nice } = (workerData ?? { nice: 0 }) as RefineWorkerData;
-if (nice > 0) niceCurrentThread(nice);
 const jobs = new Map<number, Job>();
 
 function begin({ id, photo, maxPixels, pngCompression }: Extract<RefineRequest, { type: 'begin' }>): void {

@@ -3,7 +3,7 @@ import { CutoutError } from '../errors.js';
 import type { PngCompression } from './encode.js';
 import { wholeBuffer, type RawImage } from './raw-image.js';
 import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from './refine-cutout.js';
-import type { RefineRequest, RefineResult, RefineWorkerData } from './refine-worker.js';
+import type { RefineRequest, RefineResult } from './refine-worker.js';
 
 export { DEFAULT_REFINE_SETTINGS, type RefineSettings };
 
@@ -61,18 +61,12 @@ export interface Refinement {
  * await refiner.close()
  */
 export class Refiner {
-  readonly #nice: number;
   #worker: Worker | undefined;
   #waiting = new Map<number, { resolve: (result: RefinedCutout) => void; reject: (error: Error) => void }>();
   #nextId = 0;
   #closed = false;
   /** Called when the last awaited answer is in, for `close`. */
   #drained: (() => void) | undefined;
-
-  /** `nice`: the thread's nice value on Linux (CUTOUT_BACKGROUND_NICE, thread-priority.ts); 0 leaves it. */
-  constructor(options: { nice?: number } = {}) {
-    this.#nice = options.nice ?? 0;
-  }
 
   begin({ photo, maxPixels, pngCompression }: RefineInput): Refinement {
     const worker = this.#start();
@@ -117,7 +111,7 @@ export class Refiner {
   #start(): Worker {
     if (this.#closed) throw new Error('the refiner is closed');
     if (this.#worker) return this.#worker;
-    const worker = startWorker({ nice: this.#nice } satisfies RefineWorkerData);
+    const worker = startWorker();
     worker.unref();
     worker.on('message', ({ id, png, width, height, timings, error }: RefineResult) => {
       const call = this.#waiting.get(id);
@@ -148,9 +142,9 @@ export class Refiner {
  * Starts the worker module beside this one: compiled, the .js file; run from source (tests,
  * scripts under tsx or vitest), the .ts file through tsx's loader, as `onnx-segmenter.ts` does.
  */
-function startWorker(workerData: RefineWorkerData): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./refine-worker.js', import.meta.url), { workerData });
+function startWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./refine-worker.js', import.meta.url));
   const source = new URL('./refine-worker.ts', import.meta.url).href;
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData });
+  return new Worker(bootstrap, { eval: true });
 }
