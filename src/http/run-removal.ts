@@ -47,7 +47,7 @@ export function runRemoval(app: FastifyInstance, bytes: Uint8Array, signal: Abor
     segmenter: app.model.segmenter,
     maxPixels: app.config.maxPixels,
     schedule: (run) => app.queue.run(run, signal),
-    modelIdle: () => app.queue.idle,
+    claimModel: () => app.queue.claim(),
     refine: refine ?? app.config.refine,
     refiner: app.refiner,
     pngCompression: app.config.pngCompression,

@@ -17,6 +17,7 @@ export class InferenceQueue {
   readonly #maxQueued: number;
   readonly #waiting: (() => void)[] = [];
   #running = 0;
+  #claims = 0;
   #averageMs = 1500;
 
   constructor(options: InferenceQueueOptions) {
@@ -32,9 +33,26 @@ export class InferenceQueue {
     return this.#waiting.length;
   }
 
-  /** True when a new job would start at once: a slot is free and nothing waits. */
+  /** True when a new job would start at once: a slot is free, nothing waits and no job has claimed the slot. */
   get idle(): boolean {
-    return this.#running < this.#concurrency && this.#waiting.length === 0;
+    return this.#running + this.#claims < this.#concurrency && this.#waiting.length === 0;
+  }
+
+  /**
+   * Claims the free slot for a job still preparing its input, so that `idle` is false for
+   * the jobs that arrive behind it: when a burst arrives at an idle model, only the first
+   * image may start work that is worth doing only while the model is free. Returns the
+   * release, to be called when the job is handed to `run` (or fails before), or undefined
+   * when the model is not idle. A claim does not hold `run` back for other jobs.
+   */
+  claim(): (() => void) | undefined {
+    if (!this.idle) return undefined;
+    this.#claims++;
+    let released = false;
+    return () => {
+      if (!released) this.#claims--;
+      released = true;
+    };
   }
 
   /** True when a new job would be refused right now. */

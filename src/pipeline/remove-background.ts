@@ -48,11 +48,13 @@ export interface RemoveBackgroundOptions {
   /** Runs the model step; the inference queue passes its own scheduler here. */
   schedule?: <T>(work: () => Promise<T>) => Promise<T>;
   /**
-   * Whether `schedule` would run the model step at once (default: yes). Then the full-size
-   * decode starts beside the model-sized one, on the other core, instead of beside the model,
-   * whose two threads it would slow; otherwise it waits for the image's turn.
+   * Claims the model for this image if `schedule` would run it at once, returning the
+   * release, called once the image is scheduled (default: the model is always free). Then the
+   * full-size decode starts beside the model-sized one, on the other core, instead of beside
+   * the model, whose two threads it would slow; otherwise it waits for the image's turn. The
+   * claim keeps the images of a burst from all starting their full-size decodes at once.
    */
-  modelIdle?: () => boolean;
+  claimModel?: () => (() => void) | undefined;
   /**
    * Refine the edges and the colours along them (default true, with the measured settings);
    * false gives the model's mask stretched as it is. Settings of its own are for experiments
@@ -88,13 +90,16 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
   const timings: StageTimings = { decode: 0, preprocess: 0, inference: 0, postprocess: 0, encode: 0, queue: 0, refine: 0 };
 
   const photo = { photo: bytes, maxPixels, pngCompression: options.pngCompression };
-  let refinement = refine && refiner && (options.modelIdle?.() ?? true) ? refiner.begin(photo) : undefined;
+  const releaseModel = refine && refiner ? (options.claimModel ?? (() => () => {}))() : undefined;
+  let refinement = releaseModel ? refiner?.begin(photo) : undefined;
   let start = performance.now();
   const modelInput = await decodeForModel(bytes, { maxPixels, size: segmenter.size }).catch((error: unknown) => {
+    releaseModel?.();
     refinement?.cancel();
     throw error;
   });
   timings.preprocess = since(start);
+  releaseModel?.();
 
   const queued = performance.now();
   const runModel = async () => {

@@ -15,3 +15,30 @@ describe('InferenceQueue.idle', () => {
     expect(queue.idle).toBe(true);
   });
 });
+
+describe('InferenceQueue.claim', () => {
+  it('gives the idle model to the first claimant only, until it is released', async () => {
+    const queue = new InferenceQueue({ concurrency: 1, maxQueued: 4 });
+    const release = queue.claim();
+    expect(release).toBeTypeOf('function');
+    expect(queue.idle).toBe(false);
+    expect(queue.claim()).toBeUndefined(); // a burst's second image waits for its turn
+    release!();
+    release!(); // a second release changes nothing
+    expect(queue.idle).toBe(true);
+    expect(queue.claim()).toBeTypeOf('function');
+  });
+
+  it('is refused while the model runs, and does not hold back run for other jobs', async () => {
+    const queue = new InferenceQueue({ concurrency: 1, maxQueued: 4 });
+    const release = queue.claim();
+    await expect(queue.run(async () => 'ran')).resolves.toBe('ran');
+    release!();
+    let finish!: () => void;
+    const running = queue.run(() => new Promise<void>((resolve) => (finish = resolve)));
+    expect(queue.claim()).toBeUndefined();
+    finish();
+    await running;
+    expect(queue.claim()).toBeTypeOf('function');
+  });
+});
