@@ -90,8 +90,9 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
   const timings: StageTimings = { decode: 0, preprocess: 0, inference: 0, postprocess: 0, encode: 0, queue: 0, refine: 0 };
 
   const photo = { photo: bytes, maxPixels, pngCompression: options.pngCompression };
-  const releaseModel = refine && refiner ? (options.claimModel ?? (() => () => {}))() : undefined;
-  let refinement = releaseModel ? refiner?.begin(photo) : undefined;
+  const claimModel = options.claimModel ?? (() => () => {});
+  const releaseModel = refine && refiner ? claimModel() : undefined;
+  let refinement = releaseModel && refiner ? refiner.begin(photo) : undefined;
   let start = performance.now();
   const modelInput = await decodeForModel(bytes, { maxPixels, size: segmenter.size }).catch((error: unknown) => {
     releaseModel?.();

@@ -27,6 +27,7 @@ describe('InferenceQueue.claim', () => {
     release!(); // a second release changes nothing
     expect(queue.idle).toBe(true);
     expect(queue.claim()).toBeTypeOf('function');
+    expect(queue.claim()).toBeUndefined(); // the double release did not free a second slot
   });
 
   it('is refused while the model runs, and does not hold back run for other jobs', async () => {
