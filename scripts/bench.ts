@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { assembleModel } from '../src/model/assemble-model.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
-import { toModelTensor } from '../src/pipeline/segment.js';
+import { toModelTensor } from '../src/model/isnet-tensor.js';
 import { renderLoadChart } from './bench/chart.js';
 import { CpuAccount } from './bench/cpu-account.js';
 import { imageInfo, measureEndToEnd } from './bench/end-to-end.js';

@@ -20,8 +20,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { assembleModel } from '../src/model/assemble-model.js';
-import { loadSegmenter, type Segmenter } from '../src/model/onnx-segmenter.js';
-import { Refiner, type RefineSettings } from '../src/pipeline/refine.js';
+import { loadSegmenter } from '../src/model/onnx-segmenter.js';
+import type { Segmenter } from '../src/model/segmenter.js';
+import { FinishThread } from '../src/pipeline/finish-thread.js';
+import type { RefineSettings } from '../src/pipeline/refine/refine-cutout.js';
 import { removeBackground } from '../src/pipeline/remove-background.js';
 import { displayPath, findLabelledPairs, readGreyMask, resizeGreyMask, type GreyImage, type LabelledFolder, type LabelledPair } from './eval/dataset.js';
 import { composeOver, fringeScores, SCREEN_GREEN } from './eval/fringe.js';
@@ -38,7 +40,7 @@ const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--ref
                   side by side, from one model run per image; on or off: only that one
   --refine-settings JSON
                   the refined mode with some settings changed, e.g. '{"gridSide":256}'
-                  (src/pipeline/refine-cutout.ts lists them)
+                  (src/pipeline/refine/refine-cutout.ts lists them)
   --no-fringe     skip the green-screen colour test of soft-matte folders
   --json FILE     also write every image's figures to FILE
   --all           print every image, not only the worst five per folder
@@ -101,9 +103,9 @@ async function main(argv: string[]): Promise<number> {
   const modelPath = process.env.CUTOUT_MODEL_PATH ?? (await assembleModel(process.env.CUTOUT_DATA_DIR ?? './data'));
   const threads = availableParallelism();
   const model = await loadSegmenter(modelPath, { threads });
-  await model.run(new Float32Array(3 * model.size ** 2)); // warm-up, so the first image's time is like the others
+  await model.runTensor(new Float32Array(3 * model.size ** 2)); // warm-up, so the first image's time is like the others
   const segmenter = memoSegmenter(model);
-  const pipeline: Pipeline = { segmenter, refiner: new Refiner() };
+  const pipeline: Pipeline = { segmenter, finisher: new FinishThread() };
   console.log(`model  ${displayPath(modelPath)} (${model.size}×${model.size} input, ${threads} threads); modes: ${modes.join(', ')}`);
   if (args.values['refine-settings'] !== undefined) console.log(`refine settings: ${JSON.stringify(settings)}`);
 
@@ -116,7 +118,7 @@ async function main(argv: string[]): Promise<number> {
     }
   } finally {
     await segmenter.close();
-    await pipeline.refiner.close();
+    await pipeline.finisher.close();
   }
 
   const all = results.flatMap((f) => f.images);
@@ -198,14 +200,14 @@ interface RgbaImage {
 }
 
 /** What the API would return, decoded: the image through removeBackground and the PNG read back as RGBA. */
-/** The model (remembering its last answer) and the refine thread, shared by every image. */
+/** The model (remembering its last answer) and the finish thread, shared by every image. */
 interface Pipeline {
   segmenter: Segmenter;
-  refiner: Refiner;
+  finisher: FinishThread;
 }
 
-async function runPipeline(bytes: Uint8Array, { segmenter, refiner }: Pipeline, refine: boolean | RefineSettings): Promise<{ cutout: RgbaImage; modelMs: number; refineMs: number }> {
-  const { png, timings } = await removeBackground(bytes, { segmenter, refiner, maxPixels: 1e9, refine });
+async function runPipeline(bytes: Uint8Array, { segmenter, finisher }: Pipeline, refine: boolean | RefineSettings): Promise<{ cutout: RgbaImage; modelMs: number; refineMs: number }> {
+  const { bytes: png, timings } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9, refine });
   const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   return { cutout: { data, width: info.width, height: info.height }, modelMs: timings.inference, refineMs: timings.refine };
 }

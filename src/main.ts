@@ -1,22 +1,12 @@
-import { TokenService } from './auth/token-service.js';
+import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { buildApp } from './http/app.js';
-import { InferenceQueue } from './inference/inference-queue.js';
-import { ModelService } from './model/model-service.js';
-import { Refiner } from './pipeline/refine.js';
+import { createServices } from './create-services.js';
 import { openStore } from './store/open-store.js';
 
 /** Starts Cutout: config, store, app, listen; then loads the model; stops cleanly on signals. */
 async function main(config: Config): Promise<void> {
   const store = await openStore(config);
-  const services = {
-    config,
-    store,
-    tokens: new TokenService(store, { managedTokenTtl: config.managedTokenTtl }),
-    model: new ModelService({ dataDir: config.dataDir, modelPath: config.modelPath, threads: config.inferenceThreads, instances: config.inferenceConcurrency, memoryArena: config.inferenceMemoryArena, memoryPattern: config.inferenceMemoryPattern }),
-    queue: new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax }),
-    refiner: new Refiner(),
-  };
+  const { services, close: closeServices } = createServices(config, store);
   const app = await buildApp(services, { level: config.logLevel });
   await app.listen({ port: config.port, host: config.host });
 
@@ -44,8 +34,7 @@ async function main(config: Config): Promise<void> {
     // and resolves once every request in flight has been answered.
     await app.close();
     await store.close();
-    await services.model.close();
-    await services.refiner.close();
+    await closeServices();
     app.log.info('stopped cleanly');
     process.exit(0);
   };

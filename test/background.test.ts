@@ -73,7 +73,7 @@ describe('the three background endpoints', () => {
   });
 
   it('multipart: takes the file part named file', async () => {
-    const { contentType, payload } = await multipartUpload(photo);
+    const { contentType, payload } = multipartUpload(photo);
     const response = await t.app.inject({
       method: 'POST',
       url: '/api/v1/background/remove/multipart',

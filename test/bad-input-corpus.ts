@@ -1,6 +1,7 @@
 import sharp, { type Metadata } from 'sharp';
 import type { ErrorCode } from '../src/errors.js';
 import { makeSubjectPhoto } from './helpers/images.js';
+import { multipartBody, type FormPart } from '../scripts/lib/multipart-body.js';
 
 /**
  * The bad-input corpus: every kind of malformed, hostile or merely unusual input a client can
@@ -206,25 +207,10 @@ const TEXT = Buffer.from('This is a photo of a cat, honestly. Please remove its 
 const json = (body: unknown): CorpusRequest => ({ payload: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
 const asBase64 = (bytes: Buffer): CorpusRequest => json({ image_base64: bytes.toString('base64') });
 
-export interface FormPart {
-  name: string;
-  /** Absent: the Content-Disposition has no filename parameter at all. */
-  filename?: string;
-  /** Absent: the part has no Content-Type header (RFC 7578 then means text/plain). */
-  contentType?: string;
-  data: Buffer | string;
-}
-
-/** A multipart/form-data body built byte by byte, so parts without a filename or type can be sent. */
+/** A multipart/form-data body as `app.inject` takes it; a fixed boundary, so that a failing case reads the same each run. */
 export function multipartForm(parts: FormPart[], boundary = 'cutout-corpus-7d1f0e'): CorpusRequest {
-  const chunks: Buffer[] = [];
-  for (const part of parts) {
-    const disposition = `form-data; name="${part.name}"${part.filename === undefined ? '' : `; filename="${part.filename}"`}`;
-    const type = part.contentType === undefined ? '' : `Content-Type: ${part.contentType}\r\n`;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${type}\r\n`), Buffer.from(part.data), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+  const { body, contentType } = multipartBody(parts, boundary);
+  return { payload: body, headers: { 'content-type': contentType } };
 }
 
 const upload = (data: Buffer | string, filename = 'photo.jpg', contentType = 'image/jpeg'): CorpusRequest =>

@@ -73,10 +73,9 @@ describe('cutout accounts, and tokens --account', () => {
   });
 
   it('with one account, tokens go to it; with two, --account is required and scopes every command', { timeout: 2 * CLI_TIMEOUT }, async () => {
-    const [single, second] = await Promise.all([
-      cutout(dataDir, ['tokens', 'create', '--name', 'single']),
-      cutout(dataDir, ['accounts', 'create', '--email', 'second@example.com'], `${PASSWORD}\n`),
-    ]);
+    // One after the other: run together, the second account could exist before the token is made.
+    const single = await cutout(dataDir, ['tokens', 'create', '--name', 'single']);
+    const second = await cutout(dataDir, ['accounts', 'create', '--email', 'second@example.com'], `${PASSWORD}\n`);
     expect(single.code, single.stderr).toBe(0);
     expect(second.code, second.stderr).toBe(0);
 

@@ -4,9 +4,9 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS, type ErrorCode } from '../src/errors.js';
 import { ModelService } from '../src/model/model-service.js';
-import type { Segmenter } from '../src/model/onnx-segmenter.js';
+import type { Segmenter } from '../src/model/segmenter.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { fakeSegmenter } from './helpers/fake-segmenter.js';
+import { fakeSegmenter, uniformMask } from './helpers/fake-segmenter.js';
 import { makePhoto, multipartUpload } from './helpers/images.js';
 
 type Injected = Awaited<ReturnType<TestApp['app']['inject']>>;
@@ -110,7 +110,7 @@ describe('images', () => {
       const hugeJson = JSON.stringify({ image_base64: 'A'.repeat(200_000) });
       const viaBody = await small.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: token, 'content-type': 'application/json' }, payload: hugeJson });
       problem(viaBody, 'payload_too_large');
-      const { contentType, payload } = await multipartUpload(big, 'big.jpg');
+      const { contentType, payload } = multipartUpload(big, 'big.jpg');
       const viaForm = await small.app.inject({
         method: 'POST',
         url: '/api/v1/background/remove/multipart',
@@ -186,7 +186,7 @@ describe('image URLs', () => {
 });
 
 describe('the service itself', () => {
-  const failing: Segmenter = { size: 1024, run: async () => { throw new Error('secret internal detail /srv/model.onnx'); }, close: async () => {} };
+  const failing: Segmenter = { size: 1024, segment: async () => { throw new Error('secret internal detail /srv/model.onnx'); }, close: async () => {} };
 
   it('an unexpected failure → internal_error without the cause in the body', async () => {
     const broken = await startTestApp({}, { model: ModelService.ofSegmenter(failing) });
@@ -234,7 +234,7 @@ describe('the service itself', () => {
   it('model busy and queue full → queue_full with Retry-After, at once', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const slow: Segmenter = { size: 1024, run: async () => (await gate, new Float32Array(1024 * 1024)), close: async () => {} };
+    const slow: Segmenter = { size: 1024, segment: async () => (await gate, uniformMask(1024, 0)), close: async () => {} };
     const busy = await startTestApp({ inferenceConcurrency: 1, queueMax: 0 }, { model: ModelService.ofSegmenter(slow) });
     try {
       const token = await busy.managedToken();

@@ -4,9 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CutoutError, ERRORS, type ErrorCode } from '../src/errors.js';
 import { decodeBase64Image } from '../src/http/base64-image.js';
 import { ModelService } from '../src/model/model-service.js';
-import type { Segmenter } from '../src/model/onnx-segmenter.js';
-import { multipartForm, type FormPart } from './bad-input-corpus.js';
+import type { Segmenter } from '../src/model/segmenter.js';
+import type { FormPart } from '../scripts/lib/multipart-body.js';
+import { multipartForm } from './bad-input-corpus.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { uniformMask } from './helpers/fake-segmenter.js';
 
 /**
  * Property-based tests of what the service parses before the model: the Base64 decoder on its
@@ -118,7 +120,7 @@ describe('decodeBase64Image', () => {
 
 describe('request parsing over HTTP', () => {
   // Answers at once with a mask of ones, so a request that gets through costs a few ms.
-  const fakeModel: Segmenter = { size: 32, run: async () => new Float32Array(32 * 32).fill(1), close: async () => {} };
+  const fakeModel: Segmenter = { size: 32, segment: async () => uniformMask(32, 255), close: async () => {} };
   // The url endpoint may only fetch this host (it does not exist), so no generated URL reaches the network.
   const ONLY_HOST = 'images.cutout-property-test.invalid';
 

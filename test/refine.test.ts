@@ -1,9 +1,8 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scaleMask } from '../src/pipeline/compose.js';
+import { scaleMask } from '../src/pipeline/stretch-alpha.js';
 import { decodeForModel, decodeImage } from '../src/pipeline/decode.js';
-import { computeRefinedCutout, DEFAULT_REFINE_SETTINGS } from '../src/pipeline/refine-cutout.js';
-import { segment } from '../src/pipeline/segment.js';
+import { computeRefinedCutout, DEFAULT_REFINE_SETTINGS } from '../src/pipeline/refine/refine-cutout.js';
 import { sharedSegmenter, startTestApp, type TestApp } from './helpers/app.js';
 import { makeSubjectPhoto, multipartUpload } from './helpers/images.js';
 
@@ -22,7 +21,7 @@ beforeAll(async () => {
   photo = await (await makeSubjectPhoto(640, 480)).blur(1.5).jpeg({ quality: 92 }).toBuffer();
   const segmenter = await sharedSegmenter();
   const modelInput = await decodeForModel(photo, { maxPixels: 1e9, size: segmenter.size });
-  const mask = await segment(modelInput, segmenter);
+  const mask = await segmenter.segment(modelInput);
   const image = await decodeImage(photo, { maxPixels: 1e9 });
   rawAlpha = (await scaleMask(mask, image.width, image.height)).data;
   const colour = { ...image, data: Uint8Array.from(image.data) };
@@ -118,7 +117,7 @@ describe('refine per request', () => {
   });
 
   it('multipart: without the field the alpha is refined; a field that is not true or false is a 400', async () => {
-    const { contentType, payload } = await multipartUpload(photo);
+    const { contentType, payload } = multipartUpload(photo);
     const plain = await t.app.inject({ method: 'POST', url: '/api/v1/background/remove/multipart', headers: { authorization: auth, 'content-type': contentType }, payload });
     expect(Buffer.from((await decodeAnswer(plain)).alpha).equals(Buffer.from(refinedAlpha))).toBe(true);
 

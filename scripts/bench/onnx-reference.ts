@@ -33,7 +33,7 @@ export async function openFloorMeter(modelPath: string, tensor: Float32Array, op
       // A segmenter may take its input over (transfer to a worker thread): a fresh copy each pass.
       const input = tensor.slice();
       const start = performance.now();
-      await segmenter.run(input);
+      await segmenter.runTensor(input);
       return performance.now() - start;
     },
     close: () => segmenter.close(),

@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, symlink } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { startServerProcess } from '../lib/server-process.js';
 import { httpRequest } from './http-load.js';
 
 /** A Cutout server the benchmark started as a child process, with a managed token ready. */
@@ -53,47 +53,29 @@ export async function compileServer(root: string, buildDir: string): Promise<{ w
   return code === 0 ? {} : { warning: `tsc exited with ${code} (type errors, emitted anyway):\n${(stdout + stderr).trim().split('\n').slice(0, 5).join('\n')}` };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
 /**
  * The variables `npm start` sets before `node` (package.json's start script begins with
- * `NAME=value …`): glibc's malloc settings, which must be in place when the process starts,
+ * `cross-env NAME=value …`): glibc's malloc settings, which must be in place when the process starts,
  * so the measured server runs as the shipped one does.
  */
 export async function startScriptEnvironment(root: string): Promise<Record<string, string>> {
   const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
-  const assignments = /^((?:\w+=\S*\s+)*)node\b/.exec(scripts?.start ?? '')?.[1] ?? '';
+  const assignments = /^(?:cross-env\s+)?((?:\w+=\S*\s+)*)node\b/.exec(scripts?.start ?? '')?.[1] ?? '';
   return Object.fromEntries(assignments.trim().split(/\s+/).filter(Boolean).map((pair) => pair.split('=', 2) as [string, string]));
 }
 
 /**
- * Starts `node <buildDir>/main.js` on a free loopback port with its own data directory (the
- * already assembled model linked in), SQLite, no rate limit and otherwise default settings; creates a user token with the CLI, waits for
+ * Starts `node <buildDir>/main.js` (with scripts/lib/server-process.ts) on a free loopback
+ * port with its own data directory (the already assembled model linked in), SQLite, no rate
+ * limit and otherwise default settings; creates a user token with the CLI, waits for
  * `GET /readyz` to answer 200 and exchanges the token for a managed one.
  */
 export async function startCutoutServer(options: StartServerOptions): Promise<CutoutServer> {
   await mkdir(options.dataDir, { recursive: true });
   await symlink(options.modelsDir, join(options.dataDir, 'models'), 'dir');
-  const port = await freePort();
   const env = {
     ...process.env,
     ...(await startScriptEnvironment(options.root)),
-    PORT: String(port),
-    HOST: '127.0.0.1',
     CUTOUT_DATA_DIR: options.dataDir,
     CUTOUT_INFERENCE_THREADS: String(options.threads),
     DATABASE_URL: '',
@@ -109,32 +91,13 @@ export async function startCutoutServer(options: StartServerOptions): Promise<Cu
   if (created.code !== 0 || !tokenId.startsWith('cut_user_')) throw new Error(`cutout tokens create failed (${created.code}):\n${created.stdout}${created.stderr}`);
 
   const logPath = join(options.dataDir, 'server.log');
-  const log = createWriteStream(logPath);
-  const child = spawn(process.execPath, [join(options.buildDir, 'main.js')], { cwd: options.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.pipe(log);
-  child.stderr.pipe(log);
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited(child);
-    clearTimeout(timer);
-  };
-
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const server = await startServerProcess({ env, main: join(options.buildDir, 'main.js'), logPath, readyTimeoutMs: 180_000 });
+  const stop = async () => void (await server.stop());
   try {
-    const deadline = performance.now() + 180_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode} while starting; see ${logPath}`);
-      const ready = await httpRequest(`${baseUrl}/readyz`, { timeoutMs: 5_000 }).catch(() => undefined);
-      if (ready?.status === 200) break;
-      if (performance.now() > deadline) throw new Error(`the server was not ready after 180 s; see ${logPath}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    const exchange = await httpRequest(`${baseUrl}/api/v1/auth/token`, { method: 'POST', headers: { token: tokenId } });
+    const exchange = await httpRequest(`${server.origin}/api/v1/auth/token`, { method: 'POST', headers: { token: tokenId } });
     const managedToken = exchange.status === 200 ? (JSON.parse(exchange.body.toString()) as { managed_token?: string }).managed_token : undefined;
     if (!managedToken) throw new Error(`token exchange answered ${exchange.status}: ${exchange.body.toString()}`);
-    return { pid: child.pid ?? 0, baseUrl, managedToken, logPath, stop };
+    return { pid: server.child.pid ?? 0, baseUrl: server.origin, managedToken, logPath, stop };
   } catch (error) {
     await stop();
     throw error;

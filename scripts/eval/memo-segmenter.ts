@@ -1,33 +1,28 @@
-import type { Segmenter } from '../../src/model/onnx-segmenter.js';
+import type { RawImage } from '../../src/image/raw-image.js';
+import type { Segmenter } from '../../src/model/segmenter.js';
 
 /**
  * A segmenter that remembers its last answer: when the eval puts the same image through the
  * pipeline once per mode (raw, refined, …), the model runs once and the other passes get a
- * copy of its output. A different input is compared value by value, so nothing stale can
- * be returned; the input is copied first because the real segmenter takes it over.
+ * copy of its mask. A different picture is compared byte by byte, so nothing stale can be
+ * returned; the picture is copied first because the real segmenter takes it over.
  */
 export function memoSegmenter(segmenter: Segmenter): Segmenter & { runs: number } {
-  let lastInput: Float32Array | undefined;
-  let lastOutput: Float32Array | undefined;
+  let lastInput: Uint8Array | undefined;
+  let lastMask: RawImage | undefined;
   const memo = {
     size: segmenter.size,
     runs: 0,
-    async run(planarRgb: Float32Array): Promise<Float32Array> {
-      if (lastInput && lastOutput && sameValues(lastInput, planarRgb)) return lastOutput.slice();
-      const input = planarRgb.slice();
-      const output = await segmenter.run(planarRgb);
+    async segment(modelInput: RawImage): Promise<RawImage> {
+      if (lastInput && lastMask && Buffer.from(lastInput).equals(Buffer.from(modelInput.data))) return { ...lastMask, data: lastMask.data.slice() };
+      const input = modelInput.data.slice();
+      const mask = await segmenter.segment(modelInput);
       memo.runs++;
       lastInput = input;
-      lastOutput = output.slice();
-      return output;
+      lastMask = { ...mask, data: mask.data.slice() };
+      return mask;
     },
     close: () => segmenter.close(),
   };
   return memo;
-}
-
-function sameValues(a: Float32Array, b: Float32Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

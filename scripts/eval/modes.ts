@@ -1,4 +1,4 @@
-import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from '../../src/pipeline/refine.js';
+import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from '../../src/pipeline/refine/refine-cutout.js';
 
 /** The ways the eval can run the pipeline: as the API does with `refine: false`, and by default. */
 export type ModeName = 'raw' | 'refined';

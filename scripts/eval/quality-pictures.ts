@@ -14,8 +14,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp, { type OverlayOptions } from 'sharp';
 import { assembleModel } from '../../src/model/assemble-model.js';
-import { loadSegmenter, type Segmenter } from '../../src/model/onnx-segmenter.js';
-import { Refiner } from '../../src/pipeline/refine.js';
+import { loadSegmenter } from '../../src/model/onnx-segmenter.js';
+import type { Segmenter } from '../../src/model/segmenter.js';
+import { FinishThread } from '../../src/pipeline/finish-thread.js';
 import { removeBackground } from '../../src/pipeline/remove-background.js';
 import { composeOver, SCREEN_GREEN } from './fringe.js';
 import { memoSegmenter } from './memo-segmenter.js';
@@ -52,15 +53,15 @@ const outDir = resolve(process.argv[2] ?? 'docs/quality');
 await mkdir(outDir, { recursive: true });
 const modelPath = process.env.CUTOUT_MODEL_PATH ?? (await assembleModel(process.env.CUTOUT_DATA_DIR ?? './data'));
 const segmenter = memoSegmenter(await loadSegmenter(modelPath, { threads: availableParallelism() }));
-const refiner = new Refiner();
+const finisher = new FinishThread();
 try {
-  for (const picture of PICTURES) await draw(picture, segmenter, refiner);
+  for (const picture of PICTURES) await draw(picture, segmenter, finisher);
 } finally {
   await segmenter.close();
-  await refiner.close();
+  await finisher.close();
 }
 
-async function draw(picture: Picture, segmenter: Segmenter, refiner: Refiner): Promise<void> {
+async function draw(picture: Picture, segmenter: Segmenter, finisher: FinishThread): Promise<void> {
   const bytes = picture.screenMatte ? await overGreen(join(FIXTURES, picture.photo), join(FIXTURES, picture.screenMatte)) : await readFile(join(FIXTURES, picture.photo));
   const { region, zoom } = picture;
   const tileWidth = region.width * zoom;
@@ -75,7 +76,7 @@ async function draw(picture: Picture, segmenter: Segmenter, refiner: Refiner): P
     { label: 'on black', colour: '#000000' },
   ];
   for (const [row, mode] of rows.entries()) {
-    const { png } = await removeBackground(bytes, { segmenter, refiner, maxPixels: 1e9, refine: mode.refine });
+    const { bytes: png } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9, refine: mode.refine });
     const detail = await sharp(png).extract(region).toBuffer();
     for (const [column, background] of backgrounds.entries()) {
       const laid = await sharp({ create: { width: region.width, height: region.height, channels: 3, background: background.colour } })

@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { assembleModel } from '../../src/model/assemble-model.js';
 import { loadSegmenter } from '../../src/model/onnx-segmenter.js';
-import { Refiner } from '../../src/pipeline/refine.js';
+import { FinishThread } from '../../src/pipeline/finish-thread.js';
 import { removeBackground, type StageTimings } from '../../src/pipeline/remove-background.js';
 
 const PHOTOS = resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared/fixtures/photos');
@@ -42,8 +42,8 @@ if (photos.length === 0 || !(megapixels > 0) || !(rounds > 0)) {
 
 const modelPath = process.env.CUTOUT_MODEL_PATH ?? (await assembleModel(process.env.CUTOUT_DATA_DIR ?? './data'));
 const segmenter = await loadSegmenter(modelPath, { threads: availableParallelism() });
-await segmenter.run(new Float32Array(3 * segmenter.size ** 2));
-const refiner = new Refiner();
+await segmenter.runTensor(new Float32Array(3 * segmenter.size ** 2));
+const finisher = new FinishThread();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
 try {
@@ -56,7 +56,7 @@ try {
     const timings: Record<'raw' | 'refined', StageTimings[]> = { raw: [], refined: [] };
     for (let round = 0; round <= rounds; round++) {
       for (const mode of ['raw', 'refined'] as const) {
-        const { timings: t } = await removeBackground(bytes, { segmenter, refiner, maxPixels: 1e9, refine: mode === 'refined' });
+        const { timings: t } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9, refine: mode === 'refined' });
         if (round > 0) timings[mode].push(t); // round 0 warms up both paths
       }
     }
@@ -78,5 +78,5 @@ try {
   }
 } finally {
   await segmenter.close();
-  await refiner.close();
+  await finisher.close();
 }

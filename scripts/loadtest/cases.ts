@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { multipartBody } from '../lib/multipart-body.js';
 
 /** One kind of request the load test sends, built once and sent many times. */
 export interface LoadCase {
@@ -23,13 +24,8 @@ const base64Case = (name: string, bytes: Buffer): LoadCase => ({
 });
 
 function multipart(field: string, filename: string, bytes: Buffer): { headers: Record<string, string>; body: Buffer } {
-  const boundary = `cutout${Math.random().toString(16).slice(2)}`;
-  const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
-    bytes,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
-  return { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body };
+  const { body, contentType } = multipartBody([{ name: field, filename, contentType: 'application/octet-stream', data: bytes }]);
+  return { headers: { 'content-type': contentType }, body };
 }
 
 /**

@@ -3,7 +3,7 @@ import type { TokenService } from '../auth/token-service.js';
 import type { Config } from '../config.js';
 import type { InferenceQueue } from '../inference/inference-queue.js';
 import type { ModelService } from '../model/model-service.js';
-import type { Refiner } from '../pipeline/refine.js';
+import type { RemovalService } from '../removal/removal-service.js';
 import type { Store } from '../store/store.js';
 
 /** The long-lived parts one Cutout process shares between requests. */
@@ -13,7 +13,7 @@ export interface Services {
   tokens: TokenService;
   model: ModelService;
   queue: InferenceQueue;
-  refiner: Refiner;
+  removals: RemovalService;
 }
 
 declare module 'fastify' {

@@ -1,4 +1,5 @@
 import { CutoutError } from '../errors.js';
+import type { ModelSlot } from './model-slot.js';
 
 export interface InferenceQueueOptions {
   /** Jobs running at once. */
@@ -12,7 +13,7 @@ export interface InferenceQueueOptions {
  * `maxQueued` waiting. Waiting work whose signal aborts (client gone, deadline) leaves the
  * queue without running. Tracks a moving average of run time for Retry-After.
  */
-export class InferenceQueue {
+export class InferenceQueue implements ModelSlot {
   readonly #concurrency: number;
   readonly #maxQueued: number;
   readonly #waiting: (() => void)[] = [];

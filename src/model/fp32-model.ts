@@ -4,7 +4,7 @@
  * Resize, into the same network in float32. ONNX Runtime's CPU kernels work in float32, so
  * on the original it casts activations back and forth around every layer on every run;
  * the rewritten model skips that work (see docs/benchmarks.md for the measured gain, and
- * test/fp32-model.test.ts for outputs compared with the original's).
+ * test/model-rewrite.test.ts for outputs compared with the original's).
  *
  * Works on the protobuf wire format directly (onnx-wire.ts) and copies every field it does
  * not rewrite byte for byte, so nothing it does not understand is lost (a schema-driven

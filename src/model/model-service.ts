@@ -1,7 +1,7 @@
 import { CutoutError } from '../errors.js';
 import { assembleModel } from './assemble-model.js';
-import { loadSegmenter, type Segmenter } from './onnx-segmenter.js';
-import { segment } from '../pipeline/segment.js';
+import { loadSegmenter } from './onnx-segmenter.js';
+import type { Segmenter } from './segmenter.js';
 
 export interface ModelServiceOptions {
   dataDir: string;
@@ -53,7 +53,7 @@ export class ModelService {
       const segmenter = await loadSegmenter(path, { threads: this.#options.threads, instances: this.#options.instances, memoryArena: this.#options.memoryArena, memoryPattern: this.#options.memoryPattern });
       // The warm-up takes the requests' own path (tensor and mask made on the model's thread).
       const { size } = segmenter;
-      await segment({ data: new Uint8Array(3 * size * size), width: size, height: size, channels: 3 }, segmenter);
+      await segmenter.segment({ data: new Uint8Array(3 * size * size), width: size, height: size, channels: 3 });
       this.#segmenter = segmenter;
       return segmenter;
     })();

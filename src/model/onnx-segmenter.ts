@@ -1,33 +1,10 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
-import { wholeBuffer, type RawImage } from '../pipeline/raw-image.js';
-import type { RunRequest, RunResult, SegmenterWorkerData, WorkerFailed, WorkerReady } from './segmenter-worker.js';
-
-/**
- * A loaded segmentation model: takes a planar (NCHW) float tensor of `size × size` RGB
- * pixels, normalised as the model expects, and returns `size × size` foreground
- * probabilities in 0..1. Runs happen on worker threads, never on the event loop.
- */
-export interface Segmenter {
-  /** Side of the square input the model takes (1024 for IS-Net). */
-  readonly size: number;
-  /** Runs the model; the input is handed over, and the caller must not use it afterwards. */
-  run(planarRgb: Float32Array): Promise<Float32Array>;
-  /**
-   * The whole model step on the model-sized RGB picture: the tensor is filled and the
-   * probabilities made an 8-bit mask on the model's own thread, so the event loop neither
-   * spends the time nor holds the 16 MB of floats. The picture's pixels are handed over.
-   * Without it, `segment()` does the same around `run` on the calling thread.
-   */
-  segment?(modelInput: RawImage): Promise<RawImage>;
-  /**
-   * A buffer to fill with the next run's input: one that an earlier run handed back when
-   * there is one, so that each pass does not take 12 MB of fresh memory (zeroed, and faulted
-   * in page by page) for its tensor.
-   */
-  tensor?(): Float32Array;
-  close(): Promise<void>;
-}
+import type { Worker } from 'node:worker_threads';
+import { wholeBuffer } from '../image/raw-image.js';
+import { besideThisModule, startWorkerThread } from '../threads/start-worker-thread.js';
+import { fromThreadError } from '../threads/thread-error.js';
+import type { SegmenterReady, SegmenterRequest, SegmenterResult, SegmenterWorkerData } from './segmenter-protocol.js';
+import { assertModelInput, type Segmenter } from './segmenter.js';
 
 export interface SegmenterOptions {
   /** Threads ONNX Runtime uses inside one run. */
@@ -36,16 +13,27 @@ export interface SegmenterOptions {
   instances?: number;
   /**
    * ONNX Runtime's CPU memory arena (CUTOUT_INFERENCE_MEMORY_ARENA). Default true: a pass is
-   * about 17 % faster when its memory is reused instead of mapped afresh, and the process
-   * keeps about 450 MB for it between passes (docs/benchmarks.md).
+   * faster when its memory is reused instead of mapped afresh, and the process keeps that
+   * memory between passes (docs/benchmarks.md has both figures).
    */
   memoryArena?: boolean;
   /**
    * ONNX Runtime's memory pattern (one planned block for a run's intermediate tensors;
    * CUTOUT_INFERENCE_MEMORY_PATTERN). Default false: with the arena it made passes no faster
-   * and the process's peak about 580 MB higher.
+   * and the process's peak higher (docs/benchmarks.md).
    */
   memoryPattern?: boolean;
+}
+
+/** The ONNX model behind a {@link Segmenter}, with one more way in for measuring it. */
+export interface OnnxSegmenter extends Segmenter {
+  /**
+   * One pass on a ready planar (NCHW) float tensor, normalised as the model expects,
+   * resolving with the `size × size` probabilities. Not the pipeline's way in (that is
+   * `segment`): the benchmark times the bare pass with it, and tests compare model files.
+   * The tensor is handed over.
+   */
+  runTensor(tensor: Float32Array): Promise<Float32Array>;
 }
 
 interface Instance {
@@ -54,59 +42,33 @@ interface Instance {
 }
 
 /**
- * Starts the worker module beside this one: compiled, a .js file; run from source (tests,
- * scripts under tsx or vitest), the .ts file, loaded through tsx's loader in the worker.
- */
-function startWorker(workerData: SegmenterWorkerData): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./segmenter-worker.js', import.meta.url), { workerData });
-  const source = new URL('./segmenter-worker.ts', import.meta.url).href;
-  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData });
-}
-
-function startInstance(workerData: SegmenterWorkerData): Promise<{ worker: Worker; size: number }> {
-  const worker = startWorker(workerData);
-  return new Promise((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
-    worker.once('error', onError);
-    worker.once('message', (message: WorkerReady | WorkerFailed) => {
-      worker.off('error', onError);
-      if (message.type === 'ready') resolve({ worker, size: message.size });
-      else void worker.terminate().then(() => reject(new Error(message.message)));
-    });
-  });
-}
-
-/**
- * Loads an IS-Net-family ONNX model on `instances` worker threads. The model must take one
- * `[1, 3, S, S]` float input and give `[1, 1, S, S]` as its first output (named `output` in
- * the bundled model); only that output is fetched, so the side outputs are not copied out.
- * `run` hands a call to an idle instance; the inference queue keeps at most `instances`
- * runs in flight, and extra calls wait here in order.
+ * Loads an IS-Net-family ONNX model on `instances` worker threads (`segmenter-worker.ts`).
+ * The model must take one `[1, 3, S, S]` float input and give `[1, 1, S, S]` as its first
+ * output (named `output` in the bundled model); only that output is fetched. A call goes to
+ * an idle instance; the inference queue keeps at most `instances` runs in flight, and extra
+ * calls (the warm-up, the benchmark) wait here in order.
  *
  * @example const segmenter = await loadSegmenter(path, { threads: 2 })
  */
-export async function loadSegmenter(modelPath: string, options: SegmenterOptions): Promise<Segmenter> {
+export async function loadSegmenter(modelPath: string, options: SegmenterOptions): Promise<OnnxSegmenter> {
   const threads = Math.max(1, Math.min(options.threads, availableParallelism() * 2));
-  const started = await Promise.all(Array.from({ length: options.instances ?? 1 }, () => startInstance({ modelPath, threads, memoryArena: options.memoryArena ?? true, memoryPattern: options.memoryPattern ?? false })));
-  const size = started[0].size;
+  const workerData: SegmenterWorkerData = { modelPath, threads, memoryArena: options.memoryArena ?? true, memoryPattern: options.memoryPattern ?? false };
+  const module = besideThisModule(import.meta.url, 'segmenter-worker');
+  const started = await Promise.all(Array.from({ length: options.instances ?? 1 }, () => startWorkerThread<SegmenterReady>(module, workerData)));
+  const { size } = started[0].ready;
   const instances: Instance[] = started.map(({ worker }) => ({ worker, busy: false }));
-  const pending = new Map<number, { resolve: (result: RunResult) => void; reject: (error: Error) => void }>();
-  // Input buffers the workers handed back, one per instance at most.
-  const spare: Float32Array[] = [];
+  const pending = new Map<number, { resolve: (result: SegmenterResult) => void; reject: (error: Error) => void }>();
   const waiting: (() => void)[] = [];
   let nextId = 0;
   let closing = false;
   let drained: (() => void) | undefined;
 
   for (const instance of instances) {
-    instance.worker.on('message', (result: RunResult) => {
+    instance.worker.on('message', (result: SegmenterResult) => {
       const call = pending.get(result.id);
       pending.delete(result.id);
-      const { input } = result;
-      if (input?.length === 3 * size * size && spare.length < instances.length) spare.push(input);
-      if (result.error === undefined) call?.resolve(result);
-      else call?.reject(new Error(`model run failed: ${result.error}`));
+      if (result.error) call?.reject(new Error('model run failed', { cause: fromThreadError(result.error) }));
+      else call?.resolve(result);
     });
     instance.worker.on('error', (error) => {
       for (const call of pending.values()) call.reject(error);
@@ -123,14 +85,14 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
   };
 
   /** One run on an idle instance; the request's pixels are handed over, not copied. */
-  const dispatch = async (request: RunRequest, pixels: ArrayBufferLike): Promise<RunResult> => {
+  const dispatch = async (request: SegmenterRequest, moved: ArrayBufferLike): Promise<SegmenterResult> => {
     if (closing) throw new Error('the model is shutting down');
     const instance = await idle();
     instance.busy = true;
     try {
-      return await new Promise<RunResult>((resolve, reject) => {
+      return await new Promise<SegmenterResult>((resolve, reject) => {
         pending.set(request.id, { resolve, reject });
-        instance.worker.postMessage(request, [pixels as ArrayBuffer]);
+        instance.worker.postMessage(request, [moved as ArrayBuffer]);
       });
     } finally {
       instance.busy = false;
@@ -141,21 +103,19 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
 
   return {
     size,
-    tensor: () => spare.pop() ?? new Float32Array(3 * size * size),
-    async run(planarRgb) {
-      if (planarRgb.length !== 3 * size * size) throw new Error(`model input has ${planarRgb.length} values, expected ${3 * size * size}`);
-      const { output } = await dispatch({ id: nextId++, input: planarRgb }, planarRgb.buffer);
-      if (!output) throw new Error('model run answered no output');
-      return output;
-    },
     async segment(modelInput) {
-      const { data, width, height, channels } = modelInput;
-      if (width !== size || height !== size || channels !== 3) throw new Error(`segment needs ${size}×${size}×3, got ${width}×${height}×${channels}`);
+      assertModelInput(modelInput, size);
       // A view into a larger buffer is copied out first: the whole buffer would travel otherwise.
-      const rgb = wholeBuffer(data) ? data : data.slice();
+      const rgb = wholeBuffer(modelInput.data) ? modelInput.data : modelInput.data.slice();
       const { mask } = await dispatch({ id: nextId++, rgb }, rgb.buffer);
       if (!mask) throw new Error('model run answered no mask');
       return { data: mask, width: size, height: size, channels: 1 };
+    },
+    async runTensor(tensor) {
+      if (tensor.length !== 3 * size * size) throw new Error(`model input has ${tensor.length} values, expected ${3 * size * size}`);
+      const { probabilities } = await dispatch({ id: nextId++, tensor }, tensor.buffer);
+      if (!probabilities) throw new Error('model run answered no probabilities');
+      return probabilities;
     },
     /**
      * Refuses new runs, waits for those in progress (terminating a worker inside a native

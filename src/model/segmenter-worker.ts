@@ -4,41 +4,16 @@
  * that calls it (its `run` only defers the call with setImmediate), so running it on the
  * main thread would freeze every other request for the length of a pass.
  *
- * Protocol: started with {@link SegmenterWorkerData}; posts one {@link WorkerReady} or
- * {@link WorkerFailed}; then answers each {@link RunRequest} with a {@link RunResult}.
+ * It also fills the model's tensor from the picture and turns the probabilities into the
+ * 8-bit mask (`isnet-tensor.ts`), so the event loop never holds the 16 MB of floats. The
+ * messages are `segmenter-protocol.ts`'s.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
-import { toMask, toModelTensor } from '../pipeline/segment.js';
-
-export interface SegmenterWorkerData {
-  modelPath: string;
-  threads: number;
-  /** See SegmenterOptions.memoryArena. */
-  memoryArena: boolean;
-  /** See SegmenterOptions.memoryPattern. */
-  memoryPattern: boolean;
-}
-export interface WorkerReady {
-  type: 'ready';
-  size: number;
-}
-export interface WorkerFailed {
-  type: 'failed';
-  message: string;
-}
-/** A run on a ready tensor (`input`), or on the model-sized RGB picture (`rgb`), answered with its mask. */
-export type RunRequest = { id: number; input: Float32Array; rgb?: undefined } | { id: number; rgb: Uint8Array; input?: undefined };
-export interface RunResult {
-  id: number;
-  /** The probabilities, for an `input` run. */
-  output?: Float32Array;
-  /** The 8-bit mask, for an `rgb` run. */
-  mask?: Uint8Array;
-  /** The run's input, handed back for the next run to fill (Segmenter.tensor). */
-  input?: Float32Array;
-  error?: string;
-}
+import { reportFailed, reportReady } from '../threads/start-worker-thread.js';
+import { toThreadError } from '../threads/thread-error.js';
+import { toMask, toModelTensor } from './isnet-tensor.js';
+import type { SegmenterReady, SegmenterRequest, SegmenterResult, SegmenterWorkerData } from './segmenter-protocol.js';
 
 const port = parentPort;
 if (!port) throw new Error('segmenter-worker must run as a worker thread');
@@ -73,25 +48,25 @@ try {
   // The tensor of `rgb` runs, filled here for each: it never leaves this thread.
   let tensor: Float32Array | undefined;
 
-  port.on('message', async ({ id, input, rgb }: RunRequest) => {
+  port.on('message', async ({ id, rgb, tensor: given }: SegmenterRequest) => {
     try {
-      const planar = rgb ? toModelTensor({ data: rgb, width: size, height: size, channels: 3 }, (tensor ??= new Float32Array(3 * size * size))) : input;
+      const planar = rgb ? toModelTensor({ data: rgb, width: size, height: size, channels: 3 }, (tensor ??= new Float32Array(3 * size * size))) : given;
       const results = await session.run({ [inputName]: new ort.Tensor('float32', planar, [1, 3, size, size]) }, [outputName]);
-      const output = results[outputName]?.data;
-      if (!(output instanceof Float32Array) || output.length !== size * size) {
-        throw new Error(`model output ${outputName} has ${output?.length} values, expected ${size * size}`);
+      const probabilities = results[outputName]?.data;
+      if (!(probabilities instanceof Float32Array) || probabilities.length !== size * size) {
+        throw new Error(`model output ${outputName} has ${probabilities?.length} values, expected ${size * size}`);
       }
       if (rgb) {
-        const { data: mask } = toMask(output, size);
-        port.postMessage({ id, mask } satisfies RunResult, [mask.buffer as ArrayBuffer]);
-        return;
+        const { data: mask } = toMask(probabilities, size);
+        port.postMessage({ id, mask } satisfies SegmenterResult, [mask.buffer as ArrayBuffer]);
+      } else {
+        port.postMessage({ id, probabilities } satisfies SegmenterResult, [probabilities.buffer as ArrayBuffer]);
       }
-      port.postMessage({ id, output, input } satisfies RunResult, [output.buffer as ArrayBuffer, input.buffer as ArrayBuffer]);
     } catch (error) {
-      port.postMessage({ id, error: error instanceof Error ? error.message : String(error) } satisfies RunResult);
+      port.postMessage({ id, error: toThreadError(error) } satisfies SegmenterResult);
     }
   });
-  port.postMessage({ type: 'ready', size } satisfies WorkerReady);
+  reportReady<SegmenterReady>({ size });
 } catch (error) {
-  port.postMessage({ type: 'failed', message: error instanceof Error ? error.message : String(error) } satisfies WorkerFailed);
+  reportFailed(error);
 }

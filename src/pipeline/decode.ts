@@ -1,6 +1,6 @@
 import sharp, { type Sharp } from 'sharp';
 import { CutoutError } from '../errors.js';
-import type { RawImage } from './raw-image.js';
+import type { RawImage } from '../image/raw-image.js';
 import { sniffImageFormat, type ImageFormat } from './sniff-format.js';
 
 /**

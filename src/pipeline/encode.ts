@@ -1,12 +1,12 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { CompressionType, FilterType, Transformer } from '@napi-rs/image';
-import type { RawImage } from './raw-image.js';
+import type { RawImage } from '../image/raw-image.js';
 
 /**
  * How hard the answers' PNGs are compressed (CUTOUT_PNG_COMPRESSION): `fast` (fdeflate, the
- * default) or `small` (zlib's default level: a sixth to a quarter smaller for six to twelve
- * times the time, docs/benchmarks.md).
+ * default) or `small` (zlib's default level: smaller files for several times the time;
+ * docs/benchmarks.md has the figures).
  */
 export type PngCompression = 'fast' | 'small';
 export const DEFAULT_PNG_COMPRESSION: PngCompression = 'fast';
@@ -16,17 +16,17 @@ export const DEFAULT_PNG_COMPRESSION: PngCompression = 'fast';
  * included), so the removed background is runs of zeros that compress to almost nothing.
  * Every row gets the Up filter (the row above subtracted), which halves a photo's bytes
  * before compression has even started; `fast` then compresses with fdeflate, a deflate made
- * for filtered image rows. At 2.5 megapixels that is 10 ms and 2.4 MB against libvips' zlib
- * level 1 without filter at 28 ms and 3.8 MB (docs/benchmarks.md).
+ * for filtered image rows: faster and smaller than libvips' zlib at level 1 without filter
+ * (docs/benchmarks.md has the figures).
  *
  * @example const png = await encodePng(rgba)
  */
 export async function encodePng(cutout: RawImage, compression: PngCompression = DEFAULT_PNG_COMPRESSION): Promise<Buffer> {
   if (cutout.channels !== 4) throw new Error(`encodePng needs RGBA, got ${cutout.channels} channels`);
   const png = await encodeWithTransformer(cutout, compression === 'small' ? CompressionType.Default : CompressionType.Fast);
-  // The Transformer keeps its own copy of the pixels (48 MB at 10.7 MP) until V8 collects
-  // it, and V8 is not told about that memory, so under load the copies piled up by the
-  // hundreds of megabytes. It is garbage now, still young: a scavenge (about 0.2 ms) frees it.
+  // The Transformer keeps its own copy of the pixels (4 bytes a pixel) until V8 collects it,
+  // and V8 is not told about that memory, so under load the copies piled up by the hundreds
+  // of megabytes (docs/benchmarks.md). It is garbage now, still young: a scavenge frees it.
   collectYoungGarbage({ type: 'minor' });
   return png;
 }

@@ -3,12 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { TokenService } from '../../src/auth/token-service.js';
+import { buildApp } from '../../src/app.js';
+import type { TokenService } from '../../src/auth/token-service.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { buildApp } from '../../src/http/app.js';
-import { InferenceQueue } from '../../src/inference/inference-queue.js';
+import { createServices } from '../../src/create-services.js';
 import { ModelService } from '../../src/model/model-service.js';
-import { Refiner } from '../../src/pipeline/refine.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { sharedSegmenter } from '../helpers/app.js';
@@ -41,10 +40,9 @@ export async function startDashboardApp(overrides: Partial<Config> = {}, options
   const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'cutout-dashboard-')));
   const config = loadConfig({}, { dataDir, logLevel: 'info', ...overrides });
   const store = await openSqliteStore(dataDir);
-  const tokens = new TokenService(store, { managedTokenTtl: config.managedTokenTtl });
   const model = options.model ?? ModelService.ofSegmenter(await sharedSegmenter());
-  const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax });
-  const refiner = new Refiner();
+  const { services, close: closeServices } = createServices(config, store, { model });
+  const { tokens } = services;
   const logs: LogLine[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -52,7 +50,7 @@ export async function startDashboardApp(overrides: Partial<Config> = {}, options
       done();
     },
   });
-  const app = await buildApp({ config, store, tokens, model, queue, refiner }, { level: 'info', stream });
+  const app = await buildApp(services, { level: 'info', stream });
   return {
     app,
     config,
@@ -63,7 +61,7 @@ export async function startDashboardApp(overrides: Partial<Config> = {}, options
     async close() {
       await app.close();
       await store.close();
-      await refiner.close();
+      await closeServices();
       if (!overrides.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };

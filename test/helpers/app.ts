@@ -2,20 +2,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { TokenService } from '../../src/auth/token-service.js';
+import { buildApp } from '../../src/app.js';
+import type { TokenService } from '../../src/auth/token-service.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { buildApp } from '../../src/http/app.js';
-import { InferenceQueue } from '../../src/inference/inference-queue.js';
+import { createServices } from '../../src/create-services.js';
 import { assembleModel } from '../../src/model/assemble-model.js';
 import { ModelService } from '../../src/model/model-service.js';
-import { Refiner } from '../../src/pipeline/refine.js';
-import { loadSegmenter, type Segmenter } from '../../src/model/onnx-segmenter.js';
+import { loadSegmenter, type OnnxSegmenter } from '../../src/model/onnx-segmenter.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 
-let segmenter: Promise<Segmenter> | undefined;
+let segmenter: Promise<OnnxSegmenter> | undefined;
 
 /** The real bundled model, loaded once per test process. */
-export function sharedSegmenter(): Promise<Segmenter> {
+export function sharedSegmenter(): Promise<OnnxSegmenter> {
   segmenter ??= assembleModel(join(tmpdir(), 'cutout-test-model')).then((path) => loadSegmenter(path, { threads: 1 }));
   return segmenter;
 }
@@ -38,11 +37,10 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { n
   const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'cutout-test-')));
   const config = loadConfig({}, { dataDir, logLevel: 'silent', ...overrides });
   const store = await openSqliteStore(dataDir);
-  const tokens = new TokenService(store, { managedTokenTtl: config.managedTokenTtl, now: options.now });
   const model = options.model ?? ModelService.ofSegmenter(await sharedSegmenter());
-  const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax });
-  const refiner = new Refiner();
-  const app = await buildApp({ config, store, tokens, model, queue, refiner });
+  const { services, close: closeServices } = createServices(config, store, { model, now: options.now });
+  const { tokens } = services;
+  const app = await buildApp(services);
   const { tokenId } = await tokens.createUserToken(`test-${Math.random().toString(36).slice(2)}`);
   return {
     app,
@@ -52,7 +50,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { n
     async close() {
       await app.close();
       await store.close();
-      await refiner.close();
+      await closeServices();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

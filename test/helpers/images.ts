@@ -1,4 +1,5 @@
 import sharp, { type Sharp } from 'sharp';
+import { multipartBody } from '../../scripts/lib/multipart-body.js';
 
 /**
  * A synthetic photo the model segments reliably: a shaded orange ball with a darker rim
@@ -35,9 +36,7 @@ export async function alphaAt(png: Buffer, fx: number, fy: number): Promise<numb
 }
 
 /** A multipart/form-data body with one file part, as `app.inject` takes it. */
-export async function multipartUpload(bytes: Uint8Array, filename = 'photo.jpg', field = 'file'): Promise<{ contentType: string; payload: Buffer }> {
-  const form = new FormData();
-  form.append(field, new Blob([new Uint8Array(bytes)]), filename);
-  const request = new Request('http://cutout.invalid/', { method: 'POST', body: form });
-  return { contentType: request.headers.get('content-type')!, payload: Buffer.from(await request.arrayBuffer()) };
+export function multipartUpload(bytes: Uint8Array, filename = 'photo.jpg', field = 'file'): { contentType: string; payload: Buffer } {
+  const { body, contentType } = multipartBody([{ name: field, filename, contentType: 'application/octet-stream', data: bytes }]);
+  return { contentType, payload: body };
 }

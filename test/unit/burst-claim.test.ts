@@ -1,26 +1,26 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { InferenceQueue } from '../../src/inference/inference-queue.js';
-import { Refiner, type RefineInput } from '../../src/pipeline/refine.js';
+import { FinishThread } from '../../src/pipeline/finish-thread.js';
 import { removeBackground } from '../../src/pipeline/remove-background.js';
 import { fakeSegmenter } from '../helpers/fake-segmenter.js';
 import { makePhoto } from '../helpers/images.js';
 
 describe('a burst at an idle model', () => {
-  const refiner = new Refiner();
-  afterAll(() => refiner.close());
+  const finisher = new FinishThread();
+  afterAll(() => finisher.close());
 
   it('starts the full-size work of the first image at once, the others\' at their turn', async () => {
     const queue = new InferenceQueue({ concurrency: 1, maxQueued: 8 });
     const segmenter = fakeSegmenter(50);
-    const begin = refiner.begin.bind(refiner);
+    const begin = finisher.begin.bind(finisher);
     let begun = 0;
-    refiner.begin = (input: RefineInput) => {
+    finisher.begin = (...args) => {
       begun++;
-      return begin(input);
+      return begin(...args);
     };
     const photo = await makePhoto('jpeg', 320, 240);
     const removals = Array.from({ length: 3 }, () =>
-      removeBackground(photo, { segmenter, refiner, maxPixels: 50e6, schedule: (work) => queue.run(work), claimModel: () => queue.claim() }),
+      removeBackground(photo, { segmenter, finisher, maxPixels: 50e6, slot: queue }),
     );
     // Each call got as far as its model-sized decode: only the first saw the model free.
     expect(begun).toBe(1);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { composeOver, fringeScores, SCREEN_GREEN } from '../../scripts/eval/fringe.js';
 import { memoSegmenter } from '../../scripts/eval/memo-segmenter.js';
 import { modesFor } from '../../scripts/eval/modes.js';
+import type { RawImage } from '../../src/image/raw-image.js';
 
 describe("the eval's green-screen test", () => {
   // Two pixels of a red subject: one opaque, one half covered.
@@ -31,22 +32,24 @@ describe("the eval's model memo", () => {
     const inner = {
       size: 2,
       calls: 0,
-      async run(input: Float32Array) {
+      async segment(modelInput: RawImage): Promise<RawImage> {
         inner.calls++;
-        return Float32Array.of(input[0], 0, 0, 1);
+        const mask = { data: Uint8Array.of(modelInput.data[0], 0, 0, 255), width: 2, height: 2, channels: 1 as const };
+        modelInput.data.fill(0); // the real segmenter takes the picture over
+        return mask;
       },
       close: async () => {},
     };
     const memo = memoSegmenter(inner);
-    const input = () => Float32Array.of(0.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    const first = await memo.run(input());
-    const second = await memo.run(input());
-    expect([...second]).toEqual([...first]);
-    second[0] = 9; // a caller changing its copy does not change the memo
-    expect((await memo.run(input()))[0]).toBe(0.5);
+    const input = (): RawImage => ({ data: Uint8Array.of(128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), width: 2, height: 2, channels: 3 });
+    const first = await memo.segment(input());
+    const second = await memo.segment(input());
+    expect([...second.data]).toEqual([...first.data]);
+    second.data[0] = 9; // a caller changing its copy does not change the memo
+    expect((await memo.segment(input())).data[0]).toBe(128);
     const other = input();
-    other[11] = 1;
-    await memo.run(other);
+    other.data[11] = 1;
+    await memo.segment(other);
     expect([inner.calls, memo.runs]).toEqual([2, 2]);
   });
 });

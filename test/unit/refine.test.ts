@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { blurFusionEstimates, foregroundColour, imageBlurs } from '../../src/pipeline/foreground-blur-fusion.js';
-import type { RawImage } from '../../src/pipeline/raw-image.js';
-import { boxMean } from '../../src/pipeline/refine-box-mean.js';
-import { computeRefinedCutout, DEFAULT_REFINE_SETTINGS, type RefineSettings } from '../../src/pipeline/refine-cutout.js';
-import { firmInside } from '../../src/pipeline/refine-firm-inside.js';
-import { halve, toGrid } from '../../src/pipeline/refine-grid.js';
+import { blurFusionEstimates, foregroundColour, imageBlurs } from '../../src/pipeline/refine/foreground-blur-fusion.js';
+import type { RawImage } from '../../src/image/raw-image.js';
+import { boxMean } from '../../src/pipeline/refine/box-mean.js';
+import { computeRefinedCutout, DEFAULT_REFINE_SETTINGS, type RefineSettings } from '../../src/pipeline/refine/refine-cutout.js';
+import { firmInside } from '../../src/pipeline/refine/firm-inside.js';
+import { halve, toGrid } from '../../src/pipeline/refine/grid.js';
 
 /** A width × height RGB image whose pixel (x, y) is `colour(x, y)`. */
 function rgb(width: number, height: number, colour: (x: number, y: number) => readonly number[]): RawImage {

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { CutoutError } from '../../errors.js';
-import { assertModelCapacity, requestSignal, runRemoval } from '../../http/run-removal.js';
 import { requireCsrfHeader, requireSessionForApi, requireSignedIn, sendPage } from '../guards.js';
 import { csrfToken } from '../session.js';
 import { tryItPage } from '../views/try-it-page.js';
@@ -25,14 +24,14 @@ export const tryItRoutes: FastifyPluginAsync = async (app) => {
       {
         onRequest: async (request) => {
           await requireSessionForApi(request);
-          assertModelCapacity(app);
+          app.removals.assertCapacity();
         },
         preHandler: requireCsrfHeader,
       },
       async (request, reply) => {
         const bytes = request.body;
         if (!Buffer.isBuffer(bytes) || bytes.length === 0) throw new CutoutError('invalid_request', 'Send the image as the request body (application/octet-stream).');
-        const { png, width, height } = await runRemoval(app, bytes, requestSignal(reply, config.requestTimeoutMs));
+        const { bytes: png, width, height } = await app.removals.remove(bytes, app.removals.signalFor(reply));
         request.log.info({ width, height }, 'dashboard: try-it removal');
         return reply.type('image/png').header('cache-control', 'no-store').send(png);
       },

@@ -1,6 +1,6 @@
 import type { DashboardSession } from '../../store/store.js';
 import { html, type SafeHtml } from '../html.js';
-import { ASSETS } from '../routes/assets.js';
+import { ASSETS } from '../assets/asset-files.js';
 import { CSRF_FIELD } from '../session.js';
 
 export type Section = 'tokens' | 'usage' | 'try-it';

@@ -3,12 +3,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { CutoutError } from '../../errors.js';
-import { recordRemovals } from '../../dashboard/usage-recorder.js';
 import { fetchImage } from '../../fetch/fetch-image.js';
+import { untilAborted } from '../../removal/removal-service.js';
+import { usageRecorderPlugin } from '../../usage/usage-recorder.js';
 import { decodeBase64Image } from '../base64-image.js';
-import { registerRateLimit } from '../rate-limit.js';
-import { assertModelCapacity, requestSignal, runRemoval, untilAborted } from '../run-removal.js';
 import { cutoutJson } from '../cutout-json.js';
+import { rateLimitPlugin } from '../rate-limit.js';
 
 const Cutout = Type.Object({ image_base64: Type.String({ description: 'Standard Base64 of the PNG with a transparent background.' }) });
 const Refine = Type.Optional(
@@ -16,8 +16,8 @@ const Refine = Type.Optional(
 );
 const UrlBody = Type.Object({ image_url: Type.String({ minLength: 1, maxLength: 8192, description: 'http(s) URL of the image; Cutout fetches it.' }), refine: Refine });
 // No `minLength` on image_base64: Ajv checks it by walking the whole string for surrogate
-// pairs (4 ms of the event loop for a 2.5-megapixel photo's 0.63 MB of Base64, 11 ms at 10.7
-// MP); decodeBase64Image refuses an empty image with the same 400 invalid_request.
+// pairs, milliseconds of the event loop per photo (docs/benchmarks.md); decodeBase64Image
+// refuses an empty image with the same 400 invalid_request.
 const Base64Body = Type.Object({ image_base64: Type.String({ description: 'Standard Base64 of the image, not empty (a data: URL prefix is accepted).' }), refine: Refine });
 const security = [{ managedToken: [] }];
 
@@ -37,10 +37,10 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.addHook('onRequest', async (request) => {
     await app.requireManagedToken(request);
-    assertModelCapacity(app);
+    app.removals.assertCapacity();
   });
-  await registerRateLimit(app);
-  recordRemovals(app);
+  await app.register(rateLimitPlugin);
+  await app.register(usageRecorderPlugin);
 
   // JSON endpoints refuse other bodies with 415 rather than a confusing "body must be object".
   const requireJson = async (request: FastifyRequest) => {
@@ -49,11 +49,11 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   };
 
-  const signalFor = (reply: FastifyReply) => requestSignal(reply, config.requestTimeoutMs);
+  const signalFor = (reply: FastifyReply) => app.removals.signalFor(reply);
 
   const cutout = async (bytes: Uint8Array, reply: FastifyReply, signal: AbortSignal, refine?: boolean) => {
     if (bytes.length === 0) throw new CutoutError('invalid_request', 'The image is empty (0 bytes).');
-    const { png, timings, width, height } = await runRemoval(app, bytes, signal, refine);
+    const { bytes: png, timings, width, height } = await app.removals.remove(bytes, signal, { refine });
     reply.request.inputMegapixels = (width * height) / 1e6;
     reply.header('server-timing', Object.entries(timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', '));
     return reply.type('application/json; charset=utf-8').send(cutoutJson(png));

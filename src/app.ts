@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { dashboardPlugin } from '../dashboard/dashboard-plugin.js';
-import { authPlugin } from './auth.js';
-import { errorHandlerPlugin } from './error-handler.js';
-import { authTokenRoutes } from './routes/auth-token.js';
-import { backgroundRoutes } from './routes/background.js';
-import { healthRoutes } from './routes/health.js';
-import { servicesPlugin, type Services } from './services.js';
+import { dashboardPlugin } from './dashboard/dashboard-plugin.js';
+import { authPlugin } from './http/auth.js';
+import { errorHandlerPlugin } from './http/error-handler.js';
+import { authTokenRoutes } from './http/routes/auth-token.js';
+import { backgroundRoutes } from './http/routes/background.js';
+import { healthRoutes } from './http/routes/health.js';
+import { servicesPlugin, type Services } from './http/services.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 

@@ -3,9 +3,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CutoutError } from '../../src/errors.js';
 import { decodeImage } from '../../src/pipeline/decode.js';
 import { encodePng } from '../../src/pipeline/encode.js';
-import type { RawImage } from '../../src/pipeline/raw-image.js';
-import { Refiner } from '../../src/pipeline/refine.js';
-import { computeRefinedCutout, DEFAULT_REFINE_SETTINGS } from '../../src/pipeline/refine-cutout.js';
+import type { RawImage } from '../../src/image/raw-image.js';
+import { FinishThread } from '../../src/pipeline/finish-thread.js';
+import { computeRefinedCutout, DEFAULT_REFINE_SETTINGS } from '../../src/pipeline/refine/refine-cutout.js';
+import { scaleMask } from '../../src/pipeline/stretch-alpha.js';
 
 /** A 600×400 photo of a soft-edged disc, the model's 256² view of it, and a blurred mask. */
 function scene(): { image: RawImage; modelInput: RawImage; mask: RawImage } {
@@ -30,14 +31,16 @@ const MAX_PIXELS = 50e6;
 const rgbOf = (image: RawImage) => Buffer.from(image.data.filter((_, i) => i % 4 !== 3));
 const alphaOf = (image: RawImage) => Buffer.from(image.data.filter((_, i) => i % 4 === 3));
 
-describe('the refine thread', () => {
-  const refiner = new Refiner();
-  afterAll(() => refiner.close());
+const REFINED = { refine: DEFAULT_REFINE_SETTINGS };
+
+describe('the finish thread', () => {
+  const finisher = new FinishThread();
+  afterAll(() => finisher.close());
 
   it('decodes, refines and encodes as the same code does on this thread', async () => {
     const { image, modelInput, mask } = scene();
     const photo = await photoBytes(image);
-    const refinement = refiner.begin({ photo, maxPixels: MAX_PIXELS, pngCompression: 'small' });
+    const refinement = finisher.begin(photo, { maxPixels: MAX_PIXELS, spec: { ...REFINED, pngCompression: 'small' } });
     refinement.prepare(modelInput);
     // finish moves the mask's pixels to the thread: it gets a copy, this test keeps the mask.
     const refined = await refinement.finish({ ...mask, data: mask.data.slice() });
@@ -46,11 +49,26 @@ describe('the refine thread', () => {
     const rgba = computeRefinedCutout({ image: local, modelInput, mask }, DEFAULT_REFINE_SETTINGS);
     expect(rgba).toBe(local);
     const expected = await encodePng(rgba, 'small');
-    expect(refined.png.equals(expected)).toBe(true);
+    expect(refined.bytes.equals(expected)).toBe(true);
     expect([refined.width, refined.height]).toEqual([600, 400]);
     // The colours of some partial pixels did change: the comparison above means something.
     expect(rgbOf(local).equals(Buffer.from(image.data))).toBe(false);
     expect(refined.timings.encode).toBeGreaterThan(0);
+  });
+
+  it('without refinement, stretches the mask as the alpha and keeps the photo\'s colours, black where invisible', async () => {
+    const { image, mask } = scene();
+    const photo = await photoBytes(image);
+    const stretched = finisher.begin(photo, { maxPixels: MAX_PIXELS, spec: {} });
+    stretched.prepare(scene().modelInput); // nothing to prepare: ignored
+    const answer = await stretched.finish({ ...mask, data: mask.data.slice() });
+    const { data, info } = await sharp(answer.bytes).raw().toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height, info.channels]).toEqual([600, 400, 4]);
+    const alpha = (await scaleMask(mask, 600, 400)).data;
+    expect(alphaOf({ ...image, data, channels: 4 }).equals(Buffer.from(alpha))).toBe(true);
+    const expectedRgb = Buffer.from(image.data.map((value, i) => (alpha[Math.floor(i / 3)] === 0 ? 0 : value)));
+    expect(rgbOf({ ...image, data, channels: 4 }).equals(expectedRgb)).toBe(true);
+    expect(new Set(alpha).size).toBeGreaterThan(10);
   });
 
   it('writes into an RGBA photo the alpha and colours it gives an RGB one beside it', () => {
@@ -72,40 +90,42 @@ describe('the refine thread', () => {
   it('forgets a cancelled refinement and goes on with the next', async () => {
     const { image, modelInput, mask } = scene();
     const photo = await photoBytes(image);
-    const dropped = refiner.begin({ photo, maxPixels: MAX_PIXELS });
+    const dropped = finisher.begin(photo, { maxPixels: MAX_PIXELS, spec: REFINED });
     dropped.cancel();
     dropped.prepare(modelInput); // ignored
-    const next = refiner.begin({ photo, maxPixels: MAX_PIXELS });
+    const next = finisher.begin(photo, { maxPixels: MAX_PIXELS, spec: REFINED });
     next.prepare(modelInput);
     expect((await next.finish(mask)).width).toBe(600);
   });
 
   it('refuses to finish before it has the model input', async () => {
     const { image, mask } = scene();
-    await expect(refiner.begin({ photo: await photoBytes(image), maxPixels: MAX_PIXELS }).finish(mask)).rejects.toThrow(/before it was prepared/);
+    await expect(finisher.begin(await photoBytes(image), { maxPixels: MAX_PIXELS, spec: REFINED }).finish(mask)).rejects.toThrow(/before it was prepared/);
   });
 
   it('reports a photo it cannot decode with the error code a request answers with', async () => {
     const { image, modelInput, mask } = scene();
     const photo = await photoBytes(image);
-    const refinement = refiner.begin({ photo: photo.subarray(0, photo.length >> 1), maxPixels: MAX_PIXELS });
+    const refinement = finisher.begin(photo.subarray(0, photo.length >> 1), { maxPixels: MAX_PIXELS, spec: REFINED });
     refinement.prepare(modelInput);
     const failure = await refinement.finish(mask).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(CutoutError);
     expect((failure as CutoutError).code).toBe('image_decode_failed');
+    // The decoder's own message came across the thread as the cause, for the log.
+    expect((failure as CutoutError).cause).toBeInstanceOf(Error);
   });
 
   it('answers what it is finishing, then stops, and refuses new work once closed', async () => {
     const { image, modelInput, mask } = scene();
     const photo = await photoBytes(image);
-    const own = new Refiner();
-    const refinement = own.begin({ photo, maxPixels: MAX_PIXELS });
+    const own = new FinishThread();
+    const refinement = own.begin(photo, { maxPixels: MAX_PIXELS, spec: REFINED });
     refinement.prepare(modelInput);
     const finished = refinement.finish(mask);
     // Closing waits for the answer being computed rather than failing it.
     const closed = own.close();
     expect((await finished).width).toBe(600);
     await closed;
-    expect(() => own.begin({ photo, maxPixels: MAX_PIXELS })).toThrow(/closed/);
+    expect(() => own.begin(photo, { maxPixels: MAX_PIXELS, spec: REFINED })).toThrow(/closed/);
   });
 });

@@ -1,5 +1,5 @@
-import type { RawImage } from './raw-image.js';
-import { boxMean } from './refine-box-mean.js';
+import type { RawImage } from '../../image/raw-image.js';
+import { boxMean } from './box-mean.js';
 
 /**
  * The guided filter's local linear model, smoothed: within every window the alpha is
@@ -96,7 +96,7 @@ export function guideStatistics(guide: RawImage, options: GuidedFilterOptions): 
  * statistics are given: per window, the least-squares fit `alpha ≈ a·I + b` with `ε` ridge
  * regularisation, then the fits of the windows covering each pixel averaged. Returns the
  * averaged `a` and `b` rather than the filtered alpha, so that they can be applied to the
- * picture at a finer resolution (`refine-full-size.ts`).
+ * picture at a finer resolution (`full-size.ts`).
  *
  * @example const c = guidedFilterCoefficients(guideStatistics(guide, options), alpha)
  */

@@ -1,5 +1,7 @@
-import type { Segmenter } from '../model/onnx-segmenter.js';
-import type { RawImage } from './raw-image.js';
+import type { RawImage } from '../image/raw-image.js';
+
+// IS-Net's side of the model step: its input tensor from 8-bit RGB, its output as an 8-bit
+// mask. Both run on the model's own thread (`segmenter-worker.ts`), never on the event loop.
 
 /** IS-Net's normalisation, (x − 128) / 256, for each 8-bit value. */
 const NORMALISED = Float32Array.from({ length: 256 }, (_, x) => (x - 128) / 256);
@@ -30,18 +32,4 @@ export function toMask(probabilities: Float32Array, size: number): RawImage {
     data[i] = p > 0 ? (p < 1 ? (p * 255 + 0.5) | 0 : 255) : 0;
   }
   return { data, width: size, height: size, channels: 1 };
-}
-
-/**
- * Second stage: runs the model on the model-sized picture and returns its foreground mask at
- * the model's size (255 = foreground). The picture's pixels are handed to the model's thread
- * when the segmenter takes them (`Segmenter.segment`): the caller must not use them afterwards.
- */
-export async function segment(modelInput: RawImage, segmenter: Segmenter): Promise<RawImage> {
-  if (modelInput.width !== segmenter.size || modelInput.height !== segmenter.size || modelInput.channels !== 3) {
-    throw new Error(`segment needs ${segmenter.size}×${segmenter.size}×3, got ${modelInput.width}×${modelInput.height}×${modelInput.channels}`);
-  }
-  if (segmenter.segment) return segmenter.segment(modelInput);
-  const probabilities = await segmenter.run(toModelTensor(modelInput, segmenter.tensor?.()));
-  return toMask(probabilities, segmenter.size);
 }

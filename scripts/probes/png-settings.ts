@@ -1,5 +1,5 @@
 /**
- * `npx tsx scripts/png-settings.ts [PHOTO] [--cutout ANSWER.png …]`: what the PNG encoder's
+ * `npx tsx scripts/probes/png-settings.ts [PHOTO] [--cutout ANSWER.png …]`: what the PNG encoder's
  * settings cost. By default on a 12-megapixel cut-out made here (the source photo scaled to
  * 4000×3000, a mask made from its own luminance, invisible pixels black as the pipeline
  * writes them); with `--cutout`, on real answers too (the PNG of an `image_base64`, saved to

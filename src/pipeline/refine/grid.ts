@@ -1,4 +1,4 @@
-import type { RawImage } from './raw-image.js';
+import type { RawImage } from '../../image/raw-image.js';
 
 /**
  * The model's input or mask at the size the refinement's window work runs on: halved (2×2

@@ -3,8 +3,8 @@
  * the median of four passes after a warm-up, the process's peak memory (VmHWM) and its RSS
  * afterwards. Run it under different glibc malloc variables to compare allocators:
  *
- *   npx tsx scripts/session-options-probe.ts '{"enableCpuMemArena":false,"enableMemPattern":false}'
- *   MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=4194304 npx tsx scripts/session-options-probe.ts '{…}'
+ *   npx tsx scripts/probes/session-options.ts '{"enableCpuMemArena":false,"enableMemPattern":false}'
+ *   MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=4194304 npx tsx scripts/probes/session-options.ts '{…}'
  *
  * The server's own options are in src/model/segmenter-worker.ts; docs/benchmarks.md ("How the
  * figures were reached") records what this printed. A random input: the pass's cost does
@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-node';
-import { assembleModel } from '../src/model/assemble-model.js';
+import { assembleModel } from '../../src/model/assemble-model.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}') as ort.InferenceSession.SessionOptions;
 const modelPath = process.env.CUTOUT_MODEL_PATH ?? (await assembleModel('./data'));

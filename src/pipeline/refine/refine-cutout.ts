@@ -1,9 +1,9 @@
 import { blurFusionEstimates, imageBlurs, type ImageBlurs } from './foreground-blur-fusion.js';
-import type { RawImage } from './raw-image.js';
-import { applyAtFullSize } from './refine-full-size.js';
-import { firmInside } from './refine-firm-inside.js';
-import { toGrid } from './refine-grid.js';
-import { guidedFilterCoefficients, guideStatistics, type GuidedFilterCoefficients, type GuideStatistics } from './refine-guided-filter.js';
+import type { RawImage } from '../../image/raw-image.js';
+import { applyAtFullSize } from './full-size.js';
+import { firmInside } from './firm-inside.js';
+import { toGrid } from './grid.js';
+import { guidedFilterCoefficients, guideStatistics, type GuidedFilterCoefficients, type GuideStatistics } from './guided-filter.js';
 
 /**
  * Which parts of the refinement run, and their parameters. Distances are in pixels of the
@@ -89,7 +89,7 @@ export function finishRefinement(prepared: PreparedRefinement, image: RawImage, 
     const a = (ar[i] * guide.data[j] + ag[i] * guide.data[j + 1] + ab[i] * guide.data[j + 2]) / 255 + b[i];
     const clamped = a < 0 ? 0 : a > 1 ? 1 : a;
     gridAlpha[i] = clamped;
-    gridAlpha8[i] = (clamped * 255 + 0.5) | 0; // Math.round is several times slower here
+    gridAlpha8[i] = (clamped * 255 + 0.5) | 0; // rounds a non-negative value, cheaper than Math.round
   }
   const colour = blurs ? blurFusionEstimates(blurs, gridAlpha) : undefined;
   return applyAtFullSize(image, { coefficients, alpha: gridAlpha8, colour });
@@ -97,7 +97,7 @@ export function finishRefinement(prepared: PreparedRefinement, image: RawImage, 
 
 /**
  * The whole refinement in one call ({@link prepareRefinement} then {@link finishRefinement}):
- * plain typed-array code; `refine.ts` runs the two halves on a worker thread.
+ * plain typed-array code; the finish thread (`finish-worker.ts`) runs the two halves.
  *
  * @example const alpha = computeRefinedCutout({ image, modelInput, mask }, DEFAULT_REFINE_SETTINGS)
  */

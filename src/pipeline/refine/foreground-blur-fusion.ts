@@ -1,5 +1,5 @@
-import type { RawImage } from './raw-image.js';
-import { boxMean } from './refine-box-mean.js';
+import type { RawImage } from '../../image/raw-image.js';
+import { boxMean } from './box-mean.js';
 
 /**
  * Local estimates of the foreground and background colours behind each grid pixel, planar

@@ -1,5 +1,5 @@
-import type { RawImage } from './raw-image.js';
-import { boxMean } from './refine-box-mean.js';
+import type { RawImage } from '../../image/raw-image.js';
+import { boxMean } from './box-mean.js';
 
 /**
  * The mask as 0..1 with the inside of the subject firmed up: IS-Net often leaves parts of

@@ -1,6 +1,6 @@
 import { foregroundColour, type ColourEstimates } from './foreground-blur-fusion.js';
-import type { GuidedFilterCoefficients } from './refine-guided-filter.js';
-import type { RawImage } from './raw-image.js';
+import type { GuidedFilterCoefficients } from './guided-filter.js';
+import type { RawImage } from '../../image/raw-image.js';
 
 /** What {@link applyAtFullSize} needs from the grid, all maps of the same grid size. */
 export interface GridResult {
@@ -91,7 +91,7 @@ export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
           (lineB[left] + wx * (lineB[right] - lineB[left])) * blue +
           (lineOffset[left] + wx * (lineOffset[right] - lineOffset[left]));
         a = a < 0 ? 0 : a > 1 ? 1 : a;
-        // `(v + 0.5) | 0` rounds a non-negative v; Math.round costs five times as much in this loop.
+        // `(v + 0.5) | 0` rounds a non-negative v, and costs a fraction of Math.round in this loop.
         const value = (a * 255 + 0.5) | 0;
         alpha[p * alphaStride + alphaAt] = value;
         if (value === 0) {

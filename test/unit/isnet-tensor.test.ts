@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toModelTensor } from '../../src/pipeline/segment.js';
+import { toModelTensor } from '../../src/model/isnet-tensor.js';
 
 describe('toModelTensor', () => {
   const image = { data: Uint8Array.from([0, 128, 255, 64, 192, 1]), width: 2, height: 1, channels: 3 as const };

@@ -1,0 +1,190 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Starts Cutout as a real child process and watches it: the one launcher of the tests that
+ * signal or kill a server (shutdown, durability) and of the scripts that measure one (bench,
+ * load test, memory probe).
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** One pino line of the server's stdout. */
+export interface LogLine {
+  level: number;
+  msg: string;
+  reqId?: string;
+  [field: string]: unknown;
+}
+
+/** How the child ended; seen once it exited and its output was read to the end. */
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** performance.now() in this process when the child was seen to exit. */
+  at: number;
+  /** Date.now() at the same moment, to compare with the `time` of the child's log lines. */
+  wallAt: number;
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  port: number;
+  /** Every JSON log line so far, in order. */
+  logs: LogLine[];
+  /** Everything the child wrote (stdout and stderr), for failure messages. */
+  output(): string;
+  /** Settles once the child has exited and every line it wrote is in `logs`. */
+  exited: Promise<ExitStatus>;
+  /** Resolves with the first log line (past or future) that matches. */
+  waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
+  stop(graceMs?: number): Promise<ExitStatus>;
+}
+
+export interface StartServerOptions {
+  /** The whole environment of the child; PORT and HOST are set here. */
+  env: NodeJS.ProcessEnv;
+  /** A compiled `main.js` to run with node; default: `src/main.ts` through tsx. */
+  main?: string;
+  /** Also write everything the child prints to this file. */
+  logPath?: string;
+  /** How long `/readyz` may take to answer 200 (default 90 s). */
+  readyTimeoutMs?: number;
+}
+
+/** The env of a child: this process's, minus anything that would point it at another store or model. */
+export function childEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
+  const inherited = Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL' && name !== 'REDIS_URL' && name !== 'PORT' && name !== 'HOST' && name !== 'LOG_LEVEL' && !name.startsWith('CUTOUT_'));
+  return { ...Object.fromEntries(inherited), ...overrides };
+}
+
+const running = new Set<ChildProcess>();
+
+/** Runs a TypeScript file of this repository with tsx, from the repository's root. */
+export function spawnTs(file: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return track(spawn(process.execPath, ['--import', 'tsx', file, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+/** SIGKILLs the children started here that are still running (a test that failed half-way leaves some); use in afterEach. */
+export async function killLeftoverChildren(): Promise<void> {
+  await Promise.all(
+    [...running].map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      return exited;
+    }),
+  );
+}
+
+/**
+ * Starts the server on a free loopback port and resolves once `GET /readyz` answers 200;
+ * kills it and rejects with what it wrote if it exits or is not ready in time.
+ *
+ * @example const server = await startServerProcess({ env: childEnv({ CUTOUT_DATA_DIR: dir }) })
+ */
+export async function startServerProcess(options: StartServerOptions): Promise<ServerProcess> {
+  const port = await freePort();
+  const env = { ...options.env, PORT: String(port), HOST: '127.0.0.1' };
+  const child = options.main
+    ? track(spawn(process.execPath, [options.main], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }))
+    : spawnTs('src/main.ts', [], env);
+  const readyTimeoutMs = options.readyTimeoutMs ?? 90_000;
+  const logs: LogLine[] = [];
+  const waiters = new Set<{ match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }>();
+  let output = '';
+
+  if (options.logPath) {
+    const file = createWriteStream(options.logPath);
+    child.stdout!.pipe(file);
+    child.stderr!.pipe(file);
+  }
+  const exited = new Promise<ExitStatus>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, at: performance.now(), wallAt: Date.now() })));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    output += `${text}\n`;
+    let line: LogLine;
+    try {
+      line = JSON.parse(text) as LogLine;
+    } catch {
+      return;
+    }
+    logs.push(line);
+    for (const waiter of waiters) {
+      if (waiter.match(line)) {
+        waiters.delete(waiter);
+        waiter.resolve(line);
+      }
+    }
+  });
+
+  const waitForLog = (match: (line: LogLine) => boolean, wait = readyTimeoutMs) => {
+    const seen = logs.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise<LogLine>((resolve, reject) => {
+      const waiter = { match, resolve: (line: LogLine) => (clearTimeout(timer), resolve(line)) };
+      const timer = setTimeout(() => {
+        waiters.delete(waiter);
+        reject(new Error(`no matching log line within ${wait} ms; the server wrote:\n${output}`));
+      }, wait);
+      waiters.add(waiter);
+      void exited.then(() => {
+        // Lines are parsed before 'close' is seen in practice, but give readline a turn.
+        setTimeout(() => {
+          if (!waiters.delete(waiter)) return;
+          clearTimeout(timer);
+          reject(new Error(`the server exited before the expected log line; it wrote:\n${output}`));
+        }, 50);
+      });
+    });
+  };
+
+  const stop = async (graceMs = 15_000) => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      void exited.then(() => clearTimeout(timer));
+    }
+    return exited;
+  };
+
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    const deadline = performance.now() + readyTimeoutMs;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode} while starting; it wrote:\n${output}`);
+      const ready = await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+      await ready?.arrayBuffer();
+      if (ready?.status === 200) break;
+      if (performance.now() > deadline) throw new Error(`/readyz did not answer 200 within ${readyTimeoutMs} ms; the server wrote:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return { child, origin, port, logs, output: () => output, exited, waitForLog, stop };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+}
+
+function track(child: ChildProcess): ChildProcess {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,53 @@
+import { TokenService } from './auth/token-service.js';
+import type { Config } from './config.js';
+import type { Services } from './http/services.js';
+import { InferenceQueue } from './inference/inference-queue.js';
+import { ModelService } from './model/model-service.js';
+import { FinishThread } from './pipeline/finish-thread.js';
+import { RemovalService } from './removal/removal-service.js';
+import type { Store } from './store/store.js';
+
+/** One process's services, and how to free what they hold besides the store. */
+export interface ProcessServices {
+  services: Services;
+  /** Waits for the model runs and finishings in flight, then stops their threads. */
+  close(): Promise<void>;
+}
+
+/**
+ * Makes the long-lived services of one Cutout process around an opened store: `main.ts`
+ * and the tests build the app from the same parts. The model is not loaded here
+ * (`services.model.load()`); pass `model` to share an already loaded one (tests), which
+ * `close` then leaves open. `now` moves the token clock in tests.
+ *
+ * @example const { services, close } = createServices(config, await openStore(config))
+ */
+export function createServices(config: Config, store: Store, options: { model?: ModelService; now?: () => Date } = {}): ProcessServices {
+  const model =
+    options.model ??
+    new ModelService({
+      dataDir: config.dataDir,
+      modelPath: config.modelPath,
+      threads: config.inferenceThreads,
+      instances: config.inferenceConcurrency,
+      memoryArena: config.inferenceMemoryArena,
+      memoryPattern: config.inferenceMemoryPattern,
+    });
+  const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax });
+  const finisher = new FinishThread();
+  const services: Services = {
+    config,
+    store,
+    tokens: new TokenService(store, { managedTokenTtl: config.managedTokenTtl, now: options.now }),
+    model,
+    queue,
+    removals: new RemovalService({ config, model, queue, finisher }),
+  };
+  return {
+    services,
+    async close() {
+      if (!options.model) await model.close();
+      await finisher.close();
+    },
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * What the main thread and a model thread (`segmenter-worker.ts`) say to each other; both
+ * sides import these types. The worker starts with {@link SegmenterWorkerData}, reports
+ * {@link SegmenterReady} (threads/start-worker-thread.ts), then answers each
+ * {@link SegmenterRequest} with a {@link SegmenterResult} of the same `id`. Pixels and
+ * tensors are moved with transfer lists, never copied.
+ */
+import type { ThreadError } from '../threads/thread-error.js';
+
+export interface SegmenterWorkerData {
+  modelPath: string;
+  threads: number;
+  /** See SegmenterOptions.memoryArena. */
+  memoryArena: boolean;
+  /** See SegmenterOptions.memoryPattern. */
+  memoryPattern: boolean;
+}
+
+export interface SegmenterReady {
+  /** Side of the model's square input, read from the model file. */
+  size: number;
+}
+
+/**
+ * `rgb`: the model-sized picture, answered with its 8-bit mask (the pipeline's way in).
+ * `tensor`: a ready input tensor, answered with the raw probabilities (for measuring the
+ * model and comparing model files; see OnnxSegmenter.runTensor).
+ */
+export type SegmenterRequest = { id: number; rgb: Uint8Array; tensor?: undefined } | { id: number; tensor: Float32Array; rgb?: undefined };
+
+export type SegmenterResult =
+  | { id: number; mask: Uint8Array; probabilities?: undefined; error?: undefined }
+  | { id: number; probabilities: Float32Array; mask?: undefined; error?: undefined }
+  | { id: number; error: ThreadError; mask?: undefined; probabilities?: undefined };

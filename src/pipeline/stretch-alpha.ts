@@ -1,0 +1,36 @@
+import sharp from 'sharp';
+import type { RawImage } from '../image/raw-image.js';
+
+/**
+ * Stretches a model-sized mask to the picture's size with sharp (bilinear: the mask is
+ * smooth, and a sharper kernel costs more at full size for nothing visible). A one-channel
+ * raw input would come back as three channels unless told otherwise, hence `b-w`.
+ */
+export async function scaleMask(mask: RawImage, width: number, height: number): Promise<RawImage> {
+  if (mask.width === width && mask.height === height) return mask;
+  const data = await sharp(mask.data, { raw: { width: mask.width, height: mask.height, channels: mask.channels } })
+    .resize(width, height, { fit: 'fill', kernel: 'linear' })
+    .toColourspace('b-w')
+    .raw()
+    .toBuffer();
+  return { data, width, height, channels: 1 };
+}
+
+/**
+ * The finishing's alpha step without refinement: the model's mask stretched to the photo's
+ * size becomes the photo's alpha, and the colours stay the original ones. Pixels whose alpha
+ * is 0 are invisible and are set to black, so the removed background compresses to almost
+ * nothing. Writes into the photo, which must be RGBA (`decodeImage` with `opaqueAlpha`), and
+ * returns it.
+ */
+export async function stretchAlpha(photo: RawImage, mask: RawImage): Promise<RawImage> {
+  if (photo.channels !== 4) throw new Error(`stretchAlpha needs an RGBA photo, got ${photo.channels} channels`);
+  const alpha = (await scaleMask(mask, photo.width, photo.height)).data;
+  const { data } = photo;
+  for (let p = 0, j = 3; p < alpha.length; p++, j += 4) {
+    const value = alpha[p];
+    data[j] = value;
+    if (value === 0) data[j - 3] = data[j - 2] = data[j - 1] = 0;
+  }
+  return photo;
+}

@@ -1,0 +1,92 @@
+import type { FastifyReply } from 'fastify';
+import type { Config } from '../config.js';
+import { CutoutError } from '../errors.js';
+import type { InferenceQueue } from '../inference/inference-queue.js';
+import type { ModelService } from '../model/model-service.js';
+import type { FinishThread } from '../pipeline/finish-thread.js';
+import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
+
+/** What a request may choose about its removal; the server's configuration decides the rest. */
+export interface RemovalRequest {
+  /** The request's own `refine`, if it made a choice; otherwise CUTOUT_REFINE decides. */
+  refine?: boolean;
+}
+
+/**
+ * Runs a removal for an HTTP request, for every route that offers one (the API's three
+ * endpoints and the dashboard's try-it): the capacity check before the body is read, the
+ * request's deadline and disconnection, and the pipeline through the process's one inference
+ * queue and finish thread. Decorated once on the app as `app.removals`.
+ *
+ * @example
+ * app.addHook('onRequest', async () => app.removals.assertCapacity())
+ * const { bytes } = await app.removals.remove(image, app.removals.signalFor(reply), { refine: true })
+ */
+export class RemovalService {
+  readonly #config: Config;
+  readonly #model: ModelService;
+  readonly #queue: InferenceQueue;
+  readonly #finisher: FinishThread;
+
+  constructor(parts: { config: Config; model: ModelService; queue: InferenceQueue; finisher: FinishThread }) {
+    this.#config = parts.config;
+    this.#model = parts.model;
+    this.#queue = parts.queue;
+    this.#finisher = parts.finisher;
+  }
+
+  /** Refuses at once, before the body is read, when the model is not loaded or its queue is full. */
+  assertCapacity(): void {
+    void this.#model.segmenter; // throws not_ready while the model loads
+    if (this.#queue.full) throw this.#queue.fullError();
+  }
+
+  /**
+   * The signal a request's work listens to: it aborts when the client goes away before the
+   * answer is sent, or when the request's deadline (CUTOUT_REQUEST_TIMEOUT_MS, counted from
+   * its arrival) passes, so that its queued work is dropped.
+   */
+  signalFor(reply: FastifyReply): AbortSignal {
+    const deadlineMs = this.#config.requestTimeoutMs;
+    const controller = new AbortController();
+    const deadline = setTimeout(
+      () => controller.abort(new CutoutError('deadline_exceeded', `The request did not finish within ${deadlineMs} ms; the server is busy, retry later.`)),
+      deadlineMs - reply.elapsedTime,
+    );
+    reply.raw.once('close', () => {
+      clearTimeout(deadline);
+      if (!reply.raw.writableFinished) controller.abort(new CutoutError('invalid_request', 'The client closed the connection.'));
+    });
+    return controller.signal;
+  }
+
+  /**
+   * One image through the pipeline: the model step waits in the inference queue, and the
+   * signal drops it from there. The model cannot be interrupted mid-run; once the signal has
+   * aborted, the answer is the signal's reason and the result is dropped.
+   */
+  remove(bytes: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground> {
+    const config = this.#config;
+    const work = removeBackground(bytes, {
+      segmenter: this.#model.segmenter,
+      finisher: this.#finisher,
+      slot: this.#queue,
+      signal,
+      maxPixels: config.maxPixels,
+      refine: request.refine ?? config.refine,
+      pngCompression: config.pngCompression,
+    });
+    work.catch(() => {});
+    return untilAborted(work, signal);
+  }
+}
+
+/** Settles like `work`, or rejects with the signal's reason as soon as it aborts. */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

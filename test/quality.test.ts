@@ -1,0 +1,66 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FinishThread } from '../src/pipeline/finish-thread.js';
+import { removeBackground } from '../src/pipeline/remove-background.js';
+import { readGreyMask } from '../scripts/eval/dataset.js';
+import { meanOf, scoreBinary, type BinaryScores } from '../scripts/eval/metrics.js';
+import { sharedSegmenter } from './helpers/app.js';
+import { makeSubjectPhoto } from './helpers/images.js';
+
+/**
+ * The cut's quality, guarded: the real model and the default pipeline (refined) on photos
+ * with ground truth, scored as `npm run eval` scores them (IoU and 3-px boundary F, alpha
+ * thresholded at 128). The thresholds sit just under today's scores, so a change that makes
+ * the cut worse fails here, not in a user's hands (docs/quality.md has the full eval).
+ */
+
+const GRABCUT = fileURLToPath(new URL('../../shared/fixtures/labelled/grabcut', import.meta.url));
+/** Eight pairs whose mask marks the whole subject (none of the manifest's ambiguous ones): people, animals, products, objects. */
+const SUBSET = ['106024', '153093', '181079', '208001', '326038', '37073', 'banana1', 'ceramic'];
+const hasGrabCut = existsSync(join(GRABCUT, 'images'));
+if (!hasGrabCut) console.error(`[cutout tests] GrabCut quality guard SKIPPED: ${GRABCUT} is not beside this checkout (the fixtures live outside the repository)`);
+
+const finisher = new FinishThread();
+afterAll(() => finisher.close());
+
+/** The default answer's alpha for `bytes`, scored against `truth` (0/255, 128 = unlabelled band). */
+async function scoreCut(bytes: Uint8Array, truth: { data: Uint8Array; width: number; height: number }): Promise<BinaryScores> {
+  const segmenter = await sharedSegmenter();
+  const { bytes: png } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9 });
+  const { data, info } = await sharp(png).extractChannel(3).raw().toBuffer({ resolveWithObject: true });
+  expect([info.width, info.height]).toEqual([truth.width, truth.height]);
+  return scoreBinary(data, truth.data, truth.width, truth.height);
+}
+
+describe('cut quality on GrabCut photos', () => {
+  it.skipIf(!hasGrabCut)('keeps mean IoU and 3-px boundary F on eight labelled photos', { timeout: 300_000 }, async () => {
+    const scores: (BinaryScores & { name: string })[] = [];
+    for (const name of SUBSET) {
+      const image = [`${name}.jpg`, `${name}.png`].map((file) => join(GRABCUT, 'images', file)).find(existsSync)!;
+      scores.push({ name, ...(await scoreCut(await readFile(image), await readGreyMask(join(GRABCUT, 'masks', `${name}.png`)))) });
+    }
+    const iou = meanOf(scores, (s) => s.iou);
+    const boundaryF = meanOf(scores, (s) => s.boundaryF);
+    const table = scores.map((s) => `${s.name} IoU ${s.iou.toFixed(4)} BF ${s.boundaryF.toFixed(4)}`).join('\n');
+    expect(iou, table).toBeGreaterThan(0.955);
+    expect(boundaryF, table).toBeGreaterThan(0.925);
+  });
+});
+
+describe('cut quality on a generated photo', () => {
+  it('cuts the ball out along its outline, and not its shadow', { timeout: 120_000 }, async () => {
+    const [width, height] = [800, 600];
+    const photo = await (await makeSubjectPhoto(width, height)).jpeg({ quality: 92 }).toBuffer();
+    // The ball of makeSubjectPhoto, drawn as the truth: a circle of radius 0.3 × the short side.
+    const radius = Math.round(Math.min(width, height) * 0.3);
+    const truth = new Uint8Array(width * height);
+    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) truth[y * width + x] = Math.hypot(x + 0.5 - width / 2, y + 0.5 - height / 2) <= radius ? 255 : 0;
+    const { iou, boundaryF } = await scoreCut(photo, { data: truth, width, height });
+    expect(iou).toBeGreaterThan(0.995);
+    expect(boundaryF).toBeGreaterThan(0.99);
+  });
+});
