@@ -76,10 +76,14 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
     });
   }
 
-  const idle = async (): Promise<Instance> => {
+  /** An idle instance, marked busy in the same turn it is found, so that two calls made at once never share one. */
+  const acquire = async (): Promise<Instance> => {
     for (;;) {
       const free = instances.find((instance) => !instance.busy);
-      if (free) return free;
+      if (free) {
+        free.busy = true;
+        return free;
+      }
       await new Promise<void>((resolve) => waiting.push(resolve));
     }
   };
@@ -87,8 +91,7 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
   /** One run on an idle instance; the request's pixels are handed over, not copied. */
   const dispatch = async (request: SegmenterRequest, moved: ArrayBufferLike): Promise<SegmenterResult> => {
     if (closing) throw new Error('the model is shutting down');
-    const instance = await idle();
-    instance.busy = true;
+    const instance = await acquire();
     try {
       return await new Promise<SegmenterResult>((resolve, reject) => {
         pending.set(request.id, { resolve, reject });
