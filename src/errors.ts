@@ -27,6 +27,7 @@ export const ERRORS = {
   },
   image_decode_failed: { status: 422, title: 'Image could not be decoded', message: 'The image is corrupt or truncated.' },
   too_many_pixels: { status: 422, title: 'Too many pixels', message: 'The image has more pixels than the limit.' },
+  no_foreground: { status: 422, title: 'No foreground', message: 'The model found no subject in the image, so there is nothing to crop to.' },
   rate_limited: { status: 429, title: 'Too many requests', message: 'This token has used its removals for now; retry after Retry-After seconds.' },
   internal_error: { status: 500, title: 'Internal error', message: 'Something went wrong on our side.' },
   upstream_fetch_failed: { status: 502, title: 'Fetching the image failed', message: 'The image URL could not be fetched.' },

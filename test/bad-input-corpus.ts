@@ -520,4 +520,63 @@ export const corpus: CorpusCase[] = [
     expect: refused(400, 'invalid_request'),
   },
   { name: 'a JSON body', endpoint: 'multipart', build: async () => asBase64(await smallJpeg()), expect: refused(415, 'unsupported_media_type') },
+
+  // Output options with bad values: 400 before any work, the detail naming the field and what it takes.
+  ...badOptions(),
 ];
+
+/** Each output option with values it must refuse, sent as JSON (base64, url) and as a form field (multipart). */
+function badOptions(): CorpusCase[] {
+  const bad: [field: string, values: unknown[], detail: RegExp][] = [
+    ['format', ['gif', 'PNG', 5, ''], /format must be png, webp, jpg or jpeg/],
+    ['channels', ['rgb', true], /channels must be rgba or alpha/],
+    ['bg_color', ['white', '#12345', '#gggggg', 255], /bg_color must be a hex colour/],
+    ['bg_image_url', [17, ''], /bg_image_url must be an http\(s\) URL/],
+    ['crop', ['yes', 1], /crop must be true or false/],
+    ['crop_margin', [-5, '10 %', '101%', '2.5px', 'wide'], /crop_margin must be whole pixels/],
+    ['max_width', [0, -1, 2.5, '100', 65_536], /max_width must be a whole number of pixels from 1 to 65535/],
+    ['max_height', [0, 'tall'], /max_height must be a whole number of pixels/],
+    ['roi', ['0 0 10', '0 0 10 10 20', 'a b c d', '0 0 110% 50%', 5], /roi must be "x1 y1 x2 y2"/],
+    ['refine', ['no'], /refine must be true or false/],
+  ];
+  const cases: CorpusCase[] = [];
+  for (const [field, values, detail] of bad) {
+    for (const value of values) {
+      cases.push({
+        name: `${field}: ${JSON.stringify(value)} (JSON)`,
+        endpoint: 'base64',
+        build: async () => json({ image_base64: (await smallJpeg()).toString('base64'), [field]: value }),
+        expect: refused(400, 'invalid_request', { detail }),
+      });
+    }
+    // A form sends text: the JSON-only refusals (a number where a string belongs) do not apply.
+    const text = values.find((value) => typeof value === 'string' && value !== '' && !(field === 'max_width' && value === '100'));
+    if (typeof text === 'string') {
+      cases.push({
+        name: `${field}: ${JSON.stringify(text)} (form field)`,
+        endpoint: 'multipart',
+        build: async () => multipartForm([{ name: 'file', filename: 'photo.jpg', contentType: 'image/jpeg', data: await smallJpeg() }, { name: field, data: text }]),
+        expect: refused(400, 'invalid_request', { detail }),
+      });
+    }
+  }
+  cases.push(
+    { name: 'channels alpha with bg_color', endpoint: 'base64', build: async () => json({ image_base64: (await smallJpeg()).toString('base64'), channels: 'alpha', bg_color: 'fff' }), expect: refused(400, 'invalid_request', { detail: /channels: alpha .* no background/ }) },
+    { name: 'bg_color and bg_image_url together', endpoint: 'url', build: async (c) => json({ image_url: c.serve(await smallJpeg()), bg_color: 'fff', bg_image_url: c.canaryUrl }), expect: refused(400, 'invalid_request', { detail: /not both/ }) },
+    { name: 'roi wholly outside the photo', endpoint: 'base64', build: async () => json({ image_base64: (await smallJpeg()).toString('base64'), roi: '500 500 600 600' }), expect: refused(400, 'invalid_request', { detail: /roi covers no pixel of the 64×48 photo/ }) },
+    { name: 'roi with x2 before x1', endpoint: 'base64', build: async () => json({ image_base64: (await smallJpeg()).toString('base64'), roi: '40 0 10 48' }), expect: refused(400, 'invalid_request', { detail: /roi covers no pixel/ }) },
+    { name: 'bg_image_url that is not http(s)', endpoint: 'base64', build: async () => json({ image_base64: (await smallJpeg()).toString('base64'), bg_image_url: 'file:///etc/passwd' }), expect: refused(400, 'url_not_allowed', { detail: /^bg_image_url must use http: or https:/ }) },
+    { name: 'bg_image_url that is not an image', endpoint: 'url', build: async (c) => json({ image_url: c.serve(await smallJpeg()), bg_image_url: c.serve(Buffer.from('<html>no</html>')) }), expect: refused(415, 'unsupported_image_format', { detail: /^bg_image_url: / }) },
+    {
+      name: 'every option at once as form fields, valid (booleans in any case)',
+      endpoint: 'multipart',
+      build: async () =>
+        multipartForm([
+          { name: 'file', filename: 'photo.jpg', contentType: 'image/jpeg', data: await smallJpeg() },
+          ...Object.entries({ format: 'png', channels: 'rgba', bg_color: '#123456cc', crop: 'FALSE', crop_margin: '10%', max_width: '32', max_height: '30', roi: '0 0 100% 100%', refine: 'False' }).map(([name, data]) => ({ name, data })),
+        ]),
+      expect: ok({ width: 32, height: 24 }),
+    },
+  );
+  return cases;
+}

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { describeConfig } from '../src/config.js';
 import { ERRORS } from '../src/errors.js';
+import { OPTION_FIELDS } from '../src/http/routes/option-fields.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
@@ -20,6 +21,11 @@ describe('README agrees with the code', () => {
     const documented = tableRows('errors').map(([code, status]) => [code.replaceAll('`', ''), Number(status)]);
     const registered = Object.entries(ERRORS).map(([code, entry]) => [code, entry.status]);
     expect(documented).toEqual(registered);
+  });
+
+  it('lists every output option the endpoints take, and no other', () => {
+    const documented = tableRows('options').flatMap(([names]) => names.split(',').map((name) => name.replaceAll('`', '').trim()));
+    expect(documented.sort()).toEqual(Object.keys(OPTION_FIELDS).sort());
   });
 
   it('lists every configuration variable, and no other', () => {

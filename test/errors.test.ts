@@ -199,6 +199,24 @@ describe('the service itself', () => {
     }
   });
 
+  it('crop asked of a photo with no subject → no_foreground; without crop, a transparent answer', async () => {
+    const empty: Segmenter = { size: 1024, segment: async () => uniformMask(1024, 0), close: async () => {} };
+    const nothing = await startTestApp({ refine: false }, { model: ModelService.ofSegmenter(empty) });
+    try {
+      const token = await nothing.managedToken();
+      const send = (options: object) => nothing.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: token }, payload: { ...base64Body(jpeg), ...options } });
+      problem(await send({ crop: true }), 'no_foreground');
+      const whole = await send({});
+      expect(whole.statusCode).toBe(200);
+      expect(whole.headers['x-foreground-width']).toBeUndefined();
+      expect([whole.headers['x-width'], whole.headers['x-height']]).toEqual(['320', '240']);
+      const alpha = await sharp(Buffer.from(whole.json().image_base64, 'base64')).extractChannel(3).stats();
+      expect(alpha.channels[0].max).toBe(0);
+    } finally {
+      await nothing.close();
+    }
+  });
+
   it('model not loaded yet → not_ready with Retry-After', async () => {
     const loading = await startTestApp({}, { model: new ModelService({ dataDir: '/nonexistent', threads: 1, instances: 1 }) });
     try {

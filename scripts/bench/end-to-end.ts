@@ -42,8 +42,9 @@ export function stageMedians(samples: RequestSample[]): StageMedians {
     inference: of((s) => s.timings!.inference),
     postprocess: of((s) => s.timings!.postprocess),
     refine: of((s) => s.timings!.refine),
+    compose: of((s) => s.timings!.compose ?? 0),
     encode: of((s) => s.timings!.encode),
-    other: of(({ ms, timings: t }) => ms - (t!.preprocess + t!.queue + Math.max(t!.inference, t!.decode) + t!.postprocess + t!.refine + t!.encode)),
+    other: of(({ ms, timings: t }) => ms - (t!.preprocess + t!.queue + Math.max(t!.inference, t!.decode) + t!.postprocess + t!.refine + (t!.compose ?? 0) + t!.encode)),
   };
 }
 

@@ -25,6 +25,8 @@ export interface FetchImageOptions {
   lookup?: LookupFunction;
   /** Aborts the fetch, e.g. when the client has disconnected. */
   signal?: AbortSignal;
+  /** The request field the URL came from, as the errors name it (default `image_url`). */
+  field?: string;
 }
 
 /**
@@ -48,11 +50,12 @@ export async function fetchImage(url: string, options: FetchImageOptions): Promi
  * seam tests use to count their loopback server as public; production code calls fetchImage.
  */
 export async function fetchImageWithPolicy(url: string, options: FetchImageOptions, policy: AddressPolicy): Promise<Buffer> {
-  const deadline = new FetchDeadline(options.timeoutMs, options.signal);
+  const field = options.field ?? 'image_url';
+  const deadline = new FetchDeadline(options.timeoutMs, options.signal, field);
   try {
-    let target = checkUrl(url, options, 'image_url');
+    let target = checkUrl(url, options, field);
     for (let redirects = 0; ; redirects++) {
-      const subject = redirects === 0 ? 'image_url' : `image_url redirect ${redirects}`;
+      const subject = redirects === 0 ? field : `${field} redirect ${redirects}`;
       const addresses = await raceAbort(resolveAllowed(target, subject, options.lookup ?? dnsLookup, policy), deadline.signal);
       const response = await request(target, addresses, deadline.signal);
       const status = response.statusCode ?? 0;
@@ -60,9 +63,9 @@ export async function fetchImageWithPolicy(url: string, options: FetchImageOptio
       if (REDIRECT_STATUSES.has(status) && location !== undefined) {
         response.destroy();
         if (redirects >= options.maxRedirects) {
-          throw new CutoutError('upstream_fetch_failed', `image_url redirected more than ${options.maxRedirects} times.`);
+          throw new CutoutError('upstream_fetch_failed', `${field} redirected more than ${options.maxRedirects} times.`);
         }
-        target = checkUrl(resolveLocation(location, target), options, `image_url redirect ${redirects + 1}`);
+        target = checkUrl(resolveLocation(location, target, field), options, `${field} redirect ${redirects + 1}`);
         continue;
       }
       if (status < 200 || status > 299) {
@@ -192,11 +195,11 @@ function request(target: URL, addresses: readonly LookupAddress[], signal: Abort
   });
 }
 
-function resolveLocation(location: string, base: URL): string {
+function resolveLocation(location: string, base: URL, field: string): string {
   try {
     return new URL(location, base).href;
   } catch (error) {
-    throw new CutoutError('upstream_fetch_failed', 'image_url redirected to an invalid URL.', { cause: error });
+    throw new CutoutError('upstream_fetch_failed', `${field} redirected to an invalid URL.`, { cause: error });
   }
 }
 
@@ -245,13 +248,15 @@ class FetchDeadline {
   readonly #controller = new AbortController();
   readonly #timer: NodeJS.Timeout;
   readonly #caller: AbortSignal | undefined;
+  readonly #field: string;
   readonly #onCallerAbort = () => {
     this.#controller.abort(new CutoutError('upstream_fetch_failed', 'The fetch was cancelled.', { cause: this.#caller?.reason }));
   };
 
-  constructor(timeoutMs: number, caller: AbortSignal | undefined) {
+  constructor(timeoutMs: number, caller: AbortSignal | undefined, field: string) {
+    this.#field = field;
     this.#timer = setTimeout(() => {
-      this.#controller.abort(new CutoutError('upstream_timeout', `image_url did not finish within ${timeoutMs} ms.`));
+      this.#controller.abort(new CutoutError('upstream_timeout', `${field} did not finish within ${timeoutMs} ms.`));
     }, timeoutMs);
     this.#caller = caller;
     if (caller?.aborted) this.#onCallerAbort();
@@ -271,7 +276,7 @@ class FetchDeadline {
   explain(error: unknown): CutoutError {
     if (error instanceof CutoutError) return error;
     if (this.#controller.signal.aborted) return this.#controller.signal.reason as CutoutError;
-    return new CutoutError('upstream_fetch_failed', `image_url could not be fetched (${shortReason(error)}).`, { cause: error });
+    return new CutoutError('upstream_fetch_failed', `${this.#field} could not be fetched (${shortReason(error)}).`, { cause: error });
   }
 }
 

@@ -1,6 +1,8 @@
 import sharp, { type Sharp } from 'sharp';
 import { CutoutError } from '../errors.js';
+import type { Box } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
+import type { Length, RegionOfInterest } from './answer-spec.js';
 import { sniffImageFormat, type ImageFormat } from './sniff-format.js';
 
 /**
@@ -27,12 +29,28 @@ async function decodeWith(bytes: Uint8Array, maxPixels: number, shape: (pipeline
     const { data, info } = await shape(pipeline).raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
     return { data, width: info.width, height: info.height, channels: info.channels as RawImage['channels'] };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    // libjpeg refuses sides over 65500 pixels before sharp's own limit is checked.
-    if (/exceeds pixel limit|Maximum supported image dimension/i.test(message)) {
-      throw new CutoutError('too_many_pixels', `The image has more than ${maxPixels} pixels.`, { cause: error });
-    }
-    throw new CutoutError('image_decode_failed', `The ${format.toUpperCase()} image could not be decoded; it may be corrupt or truncated.`, { cause: error });
+    throw decodeError(error, format, maxPixels);
+  }
+}
+
+function decodeError(error: unknown, format: ImageFormat, maxPixels: number): CutoutError {
+  const message = error instanceof Error ? error.message : String(error);
+  // libjpeg refuses sides over 65500 pixels before sharp's own limit is checked.
+  if (/exceeds pixel limit|Maximum supported image dimension/i.test(message)) {
+    return new CutoutError('too_many_pixels', `The image has more than ${maxPixels} pixels.`, { cause: error });
+  }
+  return new CutoutError('image_decode_failed', `The ${format.toUpperCase()} image could not be decoded; it may be corrupt or truncated.`, { cause: error });
+}
+
+/** The photo's width and height once its EXIF orientation is applied, from its header. */
+async function orientedSize(bytes: Uint8Array, maxPixels: number): Promise<{ width: number; height: number }> {
+  const { format, pipeline } = open(bytes, maxPixels);
+  try {
+    const { autoOrient } = await pipeline.metadata();
+    if (autoOrient.width * autoOrient.height > maxPixels) throw new CutoutError('too_many_pixels', `The image has more than ${maxPixels} pixels.`);
+    return autoOrient;
+  } catch (error) {
+    throw error instanceof CutoutError ? error : decodeError(error, format, maxPixels);
   }
 }
 
@@ -45,8 +63,68 @@ async function decodeWith(bytes: Uint8Array, maxPixels: number, shape: (pipeline
  *
  * @example const modelInput = await decodeForModel(bytes, { maxPixels: 50e6, size: 1024 })
  */
-export function decodeForModel(bytes: Uint8Array, options: { maxPixels: number; size: number }): Promise<RawImage> {
-  return decodeWith(bytes, options.maxPixels, (pipeline) => pipeline.resize(options.size, options.size, { fit: 'fill' }));
+export function decodeForModel(bytes: Uint8Array, options: { maxPixels: number; size: number; region?: Box }): Promise<RawImage> {
+  const { region, size } = options;
+  return decodeWith(bytes, options.maxPixels, (pipeline) => (region ? pipeline.extract(region) : pipeline).resize(size, size, { fit: 'fill' }));
+}
+
+/**
+ * A region of interest in the photo's (oriented) pixels, read from the header: percentages
+ * are of the photo's width and height, and a region reaching past the photo is cut to it.
+ * An empty region, or one wholly outside the photo, is 400 invalid_request.
+ *
+ * @example await resolveRegion(bytes, parsedRoi, 50e6) // { left: 64, top: 0, width: 512, height: 480 }
+ */
+export async function resolveRegion(bytes: Uint8Array, roi: RegionOfInterest, maxPixels: number): Promise<Box> {
+  const { width, height } = await orientedSize(bytes, maxPixels);
+  const at = (length: Length, side: number) => (length.unit === '%' ? (length.value / 100) * side : length.value);
+  const left = Math.max(0, Math.floor(at(roi.x1, width)));
+  const top = Math.max(0, Math.floor(at(roi.y1, height)));
+  const right = Math.min(width, Math.ceil(at(roi.x2, width)));
+  const bottom = Math.min(height, Math.ceil(at(roi.y2, height)));
+  if (right <= left || bottom <= top) {
+    throw new CutoutError('invalid_request', `roi covers no pixel of the ${width}×${height} photo: give "x1 y1 x2 y2" with x1 < x2 and y1 < y2, inside the photo.`);
+  }
+  return { left, top, width: right - left, height: bottom - top };
+}
+
+/** The photo for the finishing steps: RGBA, its alpha opaque, and the size it has in full. */
+export interface DecodedPhoto {
+  image: RawImage;
+  /** The photo's oriented size; `image` is smaller when it was decoded to fit inside a size. */
+  fullWidth: number;
+  fullHeight: number;
+}
+
+/**
+ * The finish thread's decode: the photo at full size as RGBA with an opaque alpha for the
+ * alpha step to write (see {@link decodeImage}); or, with `fitInside`, already scaled down to
+ * fit inside that size (never up), straight from the decoder, for an answer that will be no
+ * larger: the steps after it then work on a fraction of the pixels.
+ */
+export async function decodePhoto(bytes: Uint8Array, options: { maxPixels: number; fitInside?: { width?: number; height?: number } }): Promise<DecodedPhoto> {
+  const { maxPixels, fitInside } = options;
+  if (!fitInside) {
+    const image = await decodeImage(bytes, { maxPixels, opaqueAlpha: true });
+    return { image, fullWidth: image.width, fullHeight: image.height };
+  }
+  const full = await orientedSize(bytes, maxPixels);
+  const image = await decodeWith(bytes, maxPixels, (pipeline) => pipeline.resize({ ...fitInside, fit: 'inside', withoutEnlargement: true }).ensureAlpha(1));
+  return { image, fullWidth: full.width, fullHeight: full.height };
+}
+
+/**
+ * A background image for the finishing: RGBA, scaled to cover `width × height` (centred, the
+ * overflow cut), with the same checks as the photo's own decode.
+ */
+export async function decodeBackground(bytes: Uint8Array, options: { maxPixels: number; width: number; height: number }): Promise<RawImage> {
+  const { format, pipeline } = open(bytes, options.maxPixels);
+  try {
+    const { data, info } = await pipeline.resize(options.width, options.height, { fit: 'cover' }).ensureAlpha(1).raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+    return { data, width: info.width, height: info.height, channels: 4 };
+  } catch (error) {
+    throw decodeError(error, format, options.maxPixels);
+  }
 }
 
 /**

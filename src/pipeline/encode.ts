@@ -1,7 +1,9 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { CompressionType, FilterType, Transformer } from '@napi-rs/image';
+import sharp from 'sharp';
 import type { RawImage } from '../image/raw-image.js';
+import type { AnswerFormat } from './answer-spec.js';
 
 /**
  * How hard the answers' PNGs are compressed (CUTOUT_PNG_COMPRESSION): `fast` (fdeflate, the
@@ -41,3 +43,28 @@ const collectYoungGarbage = ((): ((options: { type: 'minor' }) => void) => {
   setFlagsFromString('--expose-gc');
   return runInNewContext('gc') as (options: { type: 'minor' }) => void;
 })();
+
+/**
+ * The settings of the other encodings, chosen from their measured cost and size
+ * (docs/benchmarks.md, "Encoding WebP and JPEG").
+ */
+const WEBP = { quality: 80, effort: 2 } as const;
+const JPEG = { quality: 90, mozjpeg: false } as const;
+
+/**
+ * The answer's bytes in the format the request chose. RGBA for PNG and WebP (4 channels;
+ * WebP keeps the alpha exactly, lossless); RGB or RGBA for JPEG, whose alpha must be opaque
+ * (the steps before flatten it onto the background); one channel for a mask (`channels:
+ * alpha`): PNG and WebP keep it exactly (WebP losslessly), JPEG as greyscale.
+ *
+ * @example const bytes = await encodeAnswer(cutout, 'webp')
+ */
+export async function encodeAnswer(image: RawImage, format: AnswerFormat, pngCompression: PngCompression = DEFAULT_PNG_COMPRESSION): Promise<Buffer> {
+  if (format === 'png' && image.channels === 4) return encodePng(image, pngCompression);
+  const raw = sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } });
+  // A one-channel image would be written as sRGB unless told to stay grey.
+  const pipeline = image.channels === 1 ? raw.toColourspace('b-w') : raw;
+  if (format === 'png') return pipeline.png({ compressionLevel: pngCompression === 'small' ? 6 : 1, adaptiveFiltering: false }).toBuffer();
+  if (format === 'webp') return (image.channels === 1 ? pipeline.webp({ lossless: true, effort: WEBP.effort }) : pipeline.webp(WEBP)).toBuffer();
+  return (image.channels === 4 ? pipeline.removeAlpha() : pipeline).jpeg(JPEG).toBuffer();
+}

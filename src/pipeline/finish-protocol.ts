@@ -6,11 +6,14 @@
  *   photo at full size at once;
  * - `prepare` (refined answers only, sent while the model runs): the model's input, for the
  *   refinement's grid work that needs nothing else;
- * - `finish`: the model's mask (moved, not copied), answered with a {@link FinishResult};
+ * - `finish`: the model's mask (moved, not copied), the region of the photo it covers and the
+ *   background image, if the answer has them; answered with a {@link FinishResult};
  * - `drop`: forget an image that will not be finished.
  */
+import type { Box } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
 import type { ThreadError } from '../threads/thread-error.js';
+import type { AnswerSpec } from './answer-spec.js';
 import type { PngCompression } from './encode.js';
 import type { RefineSettings } from './refine/refine-cutout.js';
 
@@ -20,12 +23,14 @@ export interface FinishSpec {
   refine?: RefineSettings;
   /** How hard the PNG is compressed (CUTOUT_PNG_COMPRESSION); encode.ts has the default. */
   pngCompression?: PngCompression;
+  /** What the answer should be; default {@link DEFAULT_ANSWER}, a full-size transparent PNG. */
+  answer?: AnswerSpec;
 }
 
 export type FinishRequest =
   | { type: 'begin'; id: number; photo: Uint8Array; maxPixels: number; spec: FinishSpec }
   | { type: 'prepare'; id: number; modelInput: RawImage }
-  | { type: 'finish'; id: number; mask: RawImage }
+  | { type: 'finish'; id: number; mask: RawImage; region?: Box; backgroundImage?: Uint8Array }
   | { type: 'drop'; id: number };
 
 /** Milliseconds of the steps on the finish thread. */
@@ -34,10 +39,23 @@ export interface FinishTimings {
   decode: number;
   /** The mask made into the full-size alpha (refined or stretched). */
   alpha: number;
+  /** Crop, resize, background and the mask alone: 0 for the default answer. */
+  compose: number;
   encode: number;
 }
 
-/** The answer to `finish`: the encoded image and its size, or the error that stopped it. */
-export type FinishResult =
-  | { id: number; bytes: Uint8Array; width: number; height: number; timings: FinishTimings; error?: undefined }
-  | { id: number; error: ThreadError; bytes?: undefined };
+/** An image's answer, as the finish thread makes it. */
+export interface FinishedImage {
+  bytes: Uint8Array;
+  /** The answer's own size. */
+  width: number;
+  height: number;
+  /** The input photo's (oriented) size. */
+  input: { width: number; height: number };
+  /** The subject's box in the input's (oriented) pixels; absent when nothing is visible. */
+  foreground?: Box;
+  timings: FinishTimings;
+}
+
+/** The answer to `finish`: the finished image, or the error that stopped it. */
+export type FinishResult = ({ id: number; error?: undefined } & FinishedImage) | { id: number; error: ThreadError; bytes?: undefined };

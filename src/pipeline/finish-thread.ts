@@ -1,23 +1,25 @@
 import type { Worker } from 'node:worker_threads';
+import type { Box } from '../image/box.js';
 import { wholeBuffer, type RawImage } from '../image/raw-image.js';
 import { besideThisModule, startWorkerThread } from '../threads/start-worker-thread.js';
 import { fromThreadError } from '../threads/thread-error.js';
-import type { FinishRequest, FinishResult, FinishSpec, FinishTimings } from './finish-protocol.js';
+import type { FinishedImage, FinishRequest, FinishResult, FinishSpec } from './finish-protocol.js';
 
 /** An image's answer, made on the finish thread. */
-export interface FinishedAnswer {
+export interface FinishedAnswer extends FinishedImage {
   bytes: Buffer;
-  width: number;
-  height: number;
-  timings: FinishTimings;
 }
 
 /** One image's finishing under way on the finish thread; see {@link FinishThread.begin}. */
 export interface ImageFinishing {
   /** Hands the model's input over (copied): the refinement's grid work runs while the model does. */
   prepare(modelInput: RawImage): void;
-  /** Hands the model's mask over (its pixels are moved, not copied) and resolves with the answer. */
-  finish(mask: RawImage): Promise<FinishedAnswer>;
+  /**
+   * Hands the model's mask over (its pixels are moved, not copied), with the region of the
+   * photo the model saw and the background image if the answer has them, and resolves with
+   * the answer.
+   */
+  finish(mask: RawImage, inputs?: { region?: Box; backgroundImage?: Uint8Array }): Promise<FinishedAnswer>;
   /** Frees what the thread holds for an image that will not be finished. */
   cancel(): void;
 }
@@ -65,7 +67,7 @@ export class FinishThread {
       prepare: (modelInput) => {
         if (!cancelled && spec.refine) post({ type: 'prepare', id, modelInput });
       },
-      finish: (mask) => {
+      finish: (mask, inputs = {}) => {
         finishing = true;
         // Awaited from now on, so that `close` waits for it even while the thread starts.
         const answer = new Promise<FinishedAnswer>((resolve, reject) => this.#waiting.set(id, { resolve, reject }));
@@ -73,7 +75,7 @@ export class FinishThread {
           (worker) => {
             if (this.#thread !== thread) return this.#settle(id, new Error('the finish thread stopped before the image was finished'));
             if (this.#waiting.size === 1) worker.ref();
-            send(worker, { type: 'finish', id, mask }, wholeBuffer(mask.data));
+            send(worker, { type: 'finish', id, mask, ...inputs }, wholeBuffer(mask.data));
           },
           (error: Error) => this.#settle(id, error),
         );
@@ -117,7 +119,10 @@ export class FinishThread {
     worker.unref();
     worker.on('message', (result: FinishResult) => {
       if (result.error) this.#settle(result.id, fromThreadError(result.error));
-      else this.#settle(result.id, { bytes: Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength), width: result.width, height: result.height, timings: result.timings });
+      else {
+        const { id, bytes, width, height, input, foreground, timings } = result;
+        this.#settle(id, { bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), width, height, input, foreground, timings });
+      }
       if (this.#waiting.size === 0) worker.unref();
     });
     const fail = (error: Error) => {

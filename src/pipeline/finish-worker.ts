@@ -12,9 +12,8 @@ import { parentPort } from 'node:worker_threads';
 import { wholeBuffer } from '../image/raw-image.js';
 import { reportReady } from '../threads/start-worker-thread.js';
 import { toThreadError } from '../threads/thread-error.js';
-import { decodeImage } from './decode.js';
 import type { FinishRequest, FinishResult } from './finish-protocol.js';
-import { finishImage, type FinishJob } from './finish-steps.js';
+import { beginPhoto, finishImage, type FinishJob } from './finish-steps.js';
 import { prepareRefinement } from './refine/refine-cutout.js';
 
 const port = parentPort;
@@ -23,7 +22,7 @@ const jobs = new Map<number, FinishJob & { error?: unknown }>();
 
 function begin({ id, photo, maxPixels, spec }: Extract<FinishRequest, { type: 'begin' }>): void {
   const started = performance.now();
-  const job: FinishJob = { spec, photo: decodeImage(photo, { maxPixels, opaqueAlpha: true }), decodeMs: 0 };
+  const job: FinishJob = { spec, maxPixels, photo: beginPhoto(photo, spec, maxPixels), decodeMs: 0 };
   job.photo.then(() => (job.decodeMs = performance.now() - started), () => {}); // a failed decode is reported by finish
   jobs.set(id, job);
 }
@@ -38,12 +37,12 @@ function prepare({ id, modelInput }: Extract<FinishRequest, { type: 'prepare' }>
   }
 }
 
-async function finish({ id, mask }: Extract<FinishRequest, { type: 'finish' }>): Promise<FinishResult> {
+async function finish({ id, mask, region, backgroundImage }: Extract<FinishRequest, { type: 'finish' }>): Promise<FinishResult> {
   const job = jobs.get(id);
   jobs.delete(id);
   if (!job) throw new Error(`image ${id} was finished before it was begun`);
   if (job.error) throw job.error;
-  return { id, ...(await finishImage(job, mask)) };
+  return { id, ...(await finishImage(job, mask, { region, backgroundImage })) };
 }
 
 port.on('message', (message: FinishRequest) => {

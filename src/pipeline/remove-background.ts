@@ -1,6 +1,8 @@
 import { alwaysFree, type ModelSlot } from '../inference/model-slot.js';
+import type { Box } from '../image/box.js';
 import type { Segmenter } from '../model/segmenter.js';
-import { decodeForModel } from './decode.js';
+import { DEFAULT_ANSWER, type AnswerSpec, type RegionOfInterest } from './answer-spec.js';
+import { decodeForModel, resolveRegion } from './decode.js';
 import type { PngCompression } from './encode.js';
 import type { FinishSpec } from './finish-protocol.js';
 import type { FinishThread } from './finish-thread.js';
@@ -30,15 +32,22 @@ export interface StageTimings {
   refine: number;
   /** The same when the mask is only stretched (`refine: false`); 0 when refined. */
   postprocess: number;
+  /** Crop, resize, background and the mask alone, when asked for; 0 for the default answer. */
+  compose: number;
   /** The encode of the answer. */
   encode: number;
 }
 
 export interface RemovedBackground {
-  /** The answer's encoded image (PNG). */
+  /** The answer's encoded image, in the format its {@link AnswerSpec} asked for. */
   bytes: Buffer;
+  /** The answer's own size. */
   width: number;
   height: number;
+  /** The input photo's (oriented) size. */
+  input: { width: number; height: number };
+  /** The subject's box in the input's (oriented) pixels; absent when the model found none. */
+  foreground?: Box;
   timings: StageTimings;
 }
 
@@ -57,6 +66,12 @@ export interface RemoveBackgroundOptions {
    */
   refine?: boolean | RefineSettings;
   pngCompression?: PngCompression;
+  /** What the answer should be (format, crop, background, …); default a full-size transparent PNG. */
+  answer?: AnswerSpec;
+  /** Only this region of the photo may be foreground, and the model sees it alone. */
+  roi?: RegionOfInterest;
+  /** The bytes of the background image, when `answer` asks for one; awaited once the mask is there. */
+  backgroundImage?: Promise<Uint8Array>;
 }
 
 /**
@@ -77,14 +92,18 @@ export interface RemoveBackgroundOptions {
 export async function removeBackground(bytes: Uint8Array, options: RemoveBackgroundOptions): Promise<RemovedBackground> {
   const { segmenter, finisher, maxPixels } = options;
   const slot = options.slot ?? alwaysFree;
-  const spec: FinishSpec = { refine: refineSettings(options.refine), pngCompression: options.pngCompression };
-  const timings: StageTimings = { decode: 0, preprocess: 0, queue: 0, inference: 0, refine: 0, postprocess: 0, encode: 0 };
+  const spec: FinishSpec = { refine: refineSettings(options.refine), pngCompression: options.pngCompression, answer: options.answer ?? DEFAULT_ANSWER };
+  const timings: StageTimings = { decode: 0, preprocess: 0, queue: 0, inference: 0, refine: 0, postprocess: 0, compose: 0, encode: 0 };
   const begin = () => finisher.begin(bytes, { maxPixels, spec });
 
   const release = slot.claim();
   let finishing = release ? begin() : undefined;
   let start = performance.now();
-  const modelInput = await decodeForModel(bytes, { maxPixels, size: segmenter.size }).catch((error: unknown) => {
+  let region: Box | undefined;
+  const modelInput = await (async () => {
+    region = options.roi && (await resolveRegion(bytes, options.roi, maxPixels));
+    return decodeForModel(bytes, { maxPixels, size: segmenter.size, region });
+  })().catch((error: unknown) => {
     release?.();
     finishing?.cancel();
     throw error;
@@ -107,12 +126,18 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
   modelStep.catch(() => finishing?.cancel());
   const { mask, begun } = await modelStep;
 
+  const backgroundImage = await options.backgroundImage?.catch((error: unknown) => {
+    begun.cancel();
+    throw error;
+  });
   start = performance.now();
-  const answer = await begun.finish(mask);
+  const answer = await begun.finish(mask, { region, backgroundImage });
   timings.decode = answer.timings.decode;
+  timings.compose = answer.timings.compose;
   timings.encode = answer.timings.encode;
-  timings[spec.refine ? 'refine' : 'postprocess'] = since(start) - answer.timings.encode;
-  return { bytes: answer.bytes, width: answer.width, height: answer.height, timings };
+  timings[spec.refine ? 'refine' : 'postprocess'] = since(start) - answer.timings.encode - answer.timings.compose;
+  const { bytes: answerBytes, width, height, input, foreground } = answer;
+  return { bytes: answerBytes, width, height, input, foreground, timings };
 }
 
 function refineSettings(refine: boolean | RefineSettings | undefined): RefineSettings | undefined {

@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import type { VisibleBounds } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
 
 /**
@@ -20,17 +21,27 @@ export async function scaleMask(mask: RawImage, width: number, height: number): 
  * The finishing's alpha step without refinement: the model's mask stretched to the photo's
  * size becomes the photo's alpha, and the colours stay the original ones. Pixels whose alpha
  * is 0 are invisible and are set to black, so the removed background compresses to almost
- * nothing. Writes into the photo, which must be RGBA (`decodeImage` with `opaqueAlpha`), and
- * returns it.
+ * nothing. Writes into the photo, which must be RGBA (`decodePhoto`), and returns it;
+ * `visible`, when given, learns where the alpha is above 0.
  */
-export async function stretchAlpha(photo: RawImage, mask: RawImage): Promise<RawImage> {
+export async function stretchAlpha(photo: RawImage, mask: RawImage, visible?: VisibleBounds): Promise<RawImage> {
   if (photo.channels !== 4) throw new Error(`stretchAlpha needs an RGBA photo, got ${photo.channels} channels`);
   const alpha = (await scaleMask(mask, photo.width, photo.height)).data;
-  const { data } = photo;
-  for (let p = 0, j = 3; p < alpha.length; p++, j += 4) {
-    const value = alpha[p];
-    data[j] = value;
-    if (value === 0) data[j - 3] = data[j - 2] = data[j - 1] = 0;
+  const { data, width, height } = photo;
+  for (let y = 0, p = 0; y < height; y++) {
+    let first = -1;
+    let last = -1;
+    for (let x = 0; x < width; x++, p++) {
+      const value = alpha[p];
+      const j = 4 * p;
+      data[j + 3] = value;
+      if (value === 0) data[j] = data[j + 1] = data[j + 2] = 0;
+      else {
+        if (first < 0) first = x;
+        last = x;
+      }
+    }
+    if (first >= 0) visible?.addRun(y, first, last + 1);
   }
   return photo;
 }

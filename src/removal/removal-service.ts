@@ -3,13 +3,18 @@ import type { Config } from '../config.js';
 import { CutoutError } from '../errors.js';
 import type { InferenceQueue } from '../inference/inference-queue.js';
 import type { ModelService } from '../model/model-service.js';
+import { fetchImage } from '../fetch/fetch-image.js';
+import type { AnswerFormat } from '../pipeline/answer-spec.js';
 import type { FinishThread } from '../pipeline/finish-thread.js';
 import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
+import { answerSpec, NO_OPTIONS, type OutputOptions } from './output-options.js';
 
-/** What a request may choose about its removal; the server's configuration decides the rest. */
+/** What a request chose about its removal; the server's configuration decides the rest. */
 export interface RemovalRequest {
-  /** The request's own `refine`, if it made a choice; otherwise CUTOUT_REFINE decides. */
-  refine?: boolean;
+  /** The request's output options (`output-options.ts`); default none. */
+  options?: OutputOptions;
+  /** The answer's format: the options' own, or the one the Accept header chose; default PNG. */
+  format?: AnswerFormat;
 }
 
 /**
@@ -61,20 +66,46 @@ export class RemovalService {
   }
 
   /**
+   * Fetches an image URL for a request, with the configured guards and limits, until the
+   * signal aborts; `field` (`image_url`, `bg_image_url`) is what its errors name.
+   */
+  fetch(url: string, field: string, signal: AbortSignal): Promise<Uint8Array> {
+    const config = this.#config;
+    const fetching = fetchImage(url, {
+      timeoutMs: config.urlTimeoutMs,
+      maxBytes: config.maxImageBytes,
+      maxRedirects: config.urlMaxRedirects,
+      allowPrivate: config.urlAllowPrivate,
+      allowHosts: config.urlAllowHosts,
+      denyHosts: config.urlDenyHosts,
+      signal,
+      field,
+    });
+    return untilAborted(fetching, signal);
+  }
+
+  /**
    * One image through the pipeline: the model step waits in the inference queue, and the
-   * signal drops it from there. The model cannot be interrupted mid-run; once the signal has
-   * aborted, the answer is the signal's reason and the result is dropped.
+   * signal drops it from there. A background image is fetched while the image waits and the
+   * model runs. The model cannot be interrupted mid-run; once the signal has aborted, the
+   * answer is the signal's reason and the result is dropped.
    */
   remove(bytes: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground> {
     const config = this.#config;
+    const options = request.options ?? NO_OPTIONS;
+    const backgroundImage = options.bgImageUrl ? this.fetch(options.bgImageUrl, 'bg_image_url', signal) : undefined;
+    backgroundImage?.catch(() => {}); // awaited by the pipeline once the mask is there
     const work = removeBackground(bytes, {
       segmenter: this.#model.segmenter,
       finisher: this.#finisher,
       slot: this.#queue,
       signal,
       maxPixels: config.maxPixels,
-      refine: request.refine ?? config.refine,
+      refine: options.refine ?? config.refine,
       pngCompression: config.pngCompression,
+      answer: answerSpec(options, request.format ?? options.format ?? 'png'),
+      roi: options.roi,
+      backgroundImage,
     });
     work.catch(() => {});
     return untilAborted(work, signal);

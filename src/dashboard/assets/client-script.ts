@@ -58,6 +58,18 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
   var download = document.getElementById('download');
   var csrf = document.querySelector('meta[name="csrf-token"]').content;
   var urls = [];
+  var EXTENSIONS = { 'image/png': 'png', 'image/webp': 'webp', 'image/jpeg': 'jpg' };
+
+  // The result's options as the API takes them, in the query string of the try-it endpoint.
+  function options() {
+    var query = new URLSearchParams();
+    query.set('format', document.getElementById('try-format').value);
+    if (document.getElementById('try-background').value === 'colour') query.set('bg_color', document.getElementById('try-colour').value);
+    if (document.getElementById('try-crop').checked) query.set('crop', 'true');
+    var maxWidth = document.getElementById('try-max-width').value.trim();
+    if (maxWidth) query.set('max_width', maxWidth);
+    return query.toString();
+  }
 
   function showError(text) {
     error.hidden = false;
@@ -74,7 +86,7 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
     status.textContent = 'Removing the background of ' + file.name + '…';
     var started = performance.now();
     try {
-      var response = await fetch(form.action, {
+      var response = await fetch(form.action + '?' + options(), {
         method: 'POST',
         credentials: 'same-origin',
         headers: { 'content-type': 'application/octet-stream', 'x-csrf-token': csrf },
@@ -90,14 +102,16 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
         showError(detail);
         return;
       }
-      var png = await response.blob();
+      var result = await response.blob();
+      var extension = EXTENSIONS[result.type] || 'png';
       var beforeUrl = URL.createObjectURL(file);
-      var afterUrl = URL.createObjectURL(png);
+      var afterUrl = URL.createObjectURL(result);
       urls.push(beforeUrl, afterUrl);
       before.src = beforeUrl;
       after.src = afterUrl;
       download.href = afterUrl;
-      download.download = (file.name.replace(/\.[^.]+$/, '') || 'image') + '-cutout.png';
+      download.download = (file.name.replace(/\.[^.]+$/, '') || 'image') + '-cutout.' + extension;
+      download.textContent = 'Download ' + extension.toUpperCase();
       compare.hidden = false;
       status.textContent = 'Done in ' + ((performance.now() - started) / 1000).toFixed(1) + ' s.';
     } catch (e) {

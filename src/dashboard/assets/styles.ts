@@ -102,6 +102,12 @@ details summary { cursor: pointer; color: var(--muted); margin-top: 0.75rem; }
 .drop:focus-within { outline: 3px solid var(--accent); outline-offset: 2px; }
 .drop input { position: absolute; width: 1px; height: 1px; opacity: 0; }
 .drop strong { font-size: 1.05rem; }
+.options { display: flex; flex-wrap: wrap; gap: 0.75rem 1.25rem; align-items: end; border: 1px solid var(--line); border-radius: 8px; padding: 0.75rem 1rem; margin: 1rem 0 0; }
+.options legend { font-weight: 600; padding: 0 0.3rem; }
+.options label { display: flex; flex-direction: column; gap: 0.25rem; font-size: 0.95rem; }
+.options label.check { flex-direction: row; align-items: center; }
+.options input[type=number] { width: 8rem; }
+.options .hint { flex-basis: 100%; margin: 0; }
 .compare { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; margin-top: 1.25rem; }
 .compare figure { margin: 0; }
 .compare figcaption { font-weight: 600; margin-bottom: 0.4rem; display: flex; justify-content: space-between; align-items: center; gap: 0.5rem; min-height: 2.1rem; }

@@ -1,12 +1,14 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { CutoutError } from '../../errors.js';
+import { CONTENT_TYPES } from '../../pipeline/answer-spec.js';
+import { parseOutputOptions } from '../../removal/output-options.js';
 import { requireCsrfHeader, requireSessionForApi, requireSignedIn, sendPage } from '../guards.js';
 import { csrfToken } from '../session.js';
 import { tryItPage } from '../views/try-it-page.js';
 
 /**
- * The try-it page and its endpoint. The endpoint takes the image as the raw request body
- * and answers the PNG itself; it takes a dashboard session (and its CSRF token), never a
+ * The try-it page and its endpoint. The endpoint takes the image as the raw request body and
+ * the API's output options in its query string, and answers the image itself; it takes a dashboard session (and its CSRF token), never a
  * token, and runs the API's own pipeline through the API's inference queue. Its errors are
  * the API's problem+json, whose `detail` the page shows.
  */
@@ -31,9 +33,11 @@ export const tryItRoutes: FastifyPluginAsync = async (app) => {
       async (request, reply) => {
         const bytes = request.body;
         if (!Buffer.isBuffer(bytes) || bytes.length === 0) throw new CutoutError('invalid_request', 'Send the image as the request body (application/octet-stream).');
-        const { bytes: png, width, height } = await app.removals.remove(bytes, app.removals.signalFor(reply));
-        request.log.info({ width, height }, 'dashboard: try-it removal');
-        return reply.type('image/png').header('cache-control', 'no-store').send(png);
+        const options = parseOutputOptions(request.query as Record<string, unknown>, 'form');
+        const format = options.format ?? 'png';
+        const { bytes: image, width, height } = await app.removals.remove(bytes, app.removals.signalFor(reply), { options, format });
+        request.log.info({ width, height, format }, 'dashboard: try-it removal');
+        return reply.type(CONTENT_TYPES[format]).header('cache-control', 'no-store').send(image);
       },
     );
   });

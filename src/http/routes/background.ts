@@ -3,28 +3,46 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { CutoutError } from '../../errors.js';
-import { fetchImage } from '../../fetch/fetch-image.js';
-import { untilAborted } from '../../removal/removal-service.js';
+import { CONTENT_TYPES } from '../../pipeline/answer-spec.js';
+import { NO_OPTIONS, parseOutputOptions, type OutputOptions } from '../../removal/output-options.js';
 import { usageRecorderPlugin } from '../../usage/usage-recorder.js';
+import { chooseAnswer } from '../answer-format.js';
 import { decodeBase64Image } from '../base64-image.js';
 import { cutoutJson } from '../cutout-json.js';
+import { ANSWER_HEADERS, problemResponses } from '../openapi-schemas.js';
 import { rateLimitPlugin } from '../rate-limit.js';
+import { OPTION_FIELDS, OPTION_FORM_FIELDS } from './option-fields.js';
 
-const Cutout = Type.Object({ image_base64: Type.String({ description: 'Standard Base64 of the PNG with a transparent background.' }) });
-const Refine = Type.Optional(
-  Type.Boolean({ description: 'Refine the edges and their colours (default: the server\'s CUTOUT_REFINE, normally true); false returns the model\'s mask stretched as it is.' }),
-);
-const UrlBody = Type.Object({ image_url: Type.String({ minLength: 1, maxLength: 8192, description: 'http(s) URL of the image; Cutout fetches it.' }), refine: Refine });
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A background request's output options, read from its JSON body before validation. */
+    outputOptions?: OutputOptions;
+  }
+}
+
+const Cutout = Type.Object({ image_base64: Type.String({ description: 'Standard Base64 of the result image (a transparent PNG unless the options ask for another).' }) });
+const UrlBody = Type.Object({ image_url: Type.String({ minLength: 1, maxLength: 8192, description: 'http(s) URL of the image; Cutout fetches it.' }), ...OPTION_FIELDS });
 // No `minLength` on image_base64: Ajv checks it by walking the whole string for surrogate
 // pairs, milliseconds of the event loop per photo (docs/benchmarks.md); decodeBase64Image
 // refuses an empty image with the same 400 invalid_request.
-const Base64Body = Type.Object({ image_base64: Type.String({ description: 'Standard Base64 of the image, not empty (a data: URL prefix is accepted).' }), refine: Refine });
+const Base64Body = Type.Object({ image_base64: Type.String({ description: 'Standard Base64 of the image, not empty (a data: URL prefix is accepted).' }), ...OPTION_FIELDS });
+const UploadBody = Type.Object({ file: Type.String({ format: 'binary', description: 'The image, exactly one file part.' }), ...OPTION_FORM_FIELDS }, { required: ['file'] });
 const security = [{ managedToken: [] }];
+const IMAGE = { schema: { type: 'string', format: 'binary' } };
+const ANSWER = {
+  200: {
+    description: 'The result. JSON `{"image_base64"}` unless Accept asks for image/png, image/webp, image/jpeg or image/*: then the bytes themselves.',
+    headers: ANSWER_HEADERS,
+    content: { 'application/json': { schema: Cutout }, 'image/png': IMAGE, 'image/webp': IMAGE, 'image/jpeg': IMAGE },
+  },
+  ...problemResponses([400, 401, 413, 415, 422, 429, 500, 502, 503, 504]),
+};
 
 /**
- * The three background endpoints of the specification. Each takes one image, runs the
- * pipeline and answers `{ image_base64 }`. The managed token, the model's readiness and the
- * queue are checked on request, before the body is read.
+ * The three background endpoints of the specification. Each takes one image and the output
+ * options, runs the pipeline and answers `{ image_base64 }`, or the image's bytes when Accept
+ * asks for them (`answer-format.ts`). The managed token, the model's readiness and the queue
+ * are checked on request, before the body is read.
  */
 export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { config } = app;
@@ -32,7 +50,7 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // A part without a filename is still the image unless it is plain text (busboy's
     // default takes it for a file only when it is application/octet-stream).
     isPartAFile: (_field, contentType, filename) => filename !== undefined || (contentType !== undefined && contentType !== 'text/plain'),
-    limits: { fileSize: config.maxImageBytes, files: 2, fields: 10, parts: 12, fieldSize: 64 * 1024, headerPairs: 100 },
+    limits: { fileSize: config.maxImageBytes, files: 2, fields: 20, parts: 22, fieldSize: 64 * 1024, headerPairs: 100 },
   });
 
   app.addHook('onRequest', async (request) => {
@@ -42,66 +60,69 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(rateLimitPlugin);
   await app.register(usageRecorderPlugin);
 
-  // JSON endpoints refuse other bodies with 415 rather than a confusing "body must be object".
-  const requireJson = async (request: FastifyRequest) => {
+  // JSON endpoints refuse other bodies with 415 rather than a confusing "body must be object",
+  // and read their options before the schema is checked, so that a bad value is told in words.
+  const readJson = async (request: FastifyRequest) => {
     if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) {
       throw new CutoutError('unsupported_media_type', 'Send the body as application/json.');
     }
+    const body = request.body;
+    if (body && typeof body === 'object' && !Array.isArray(body)) request.outputOptions = parseOutputOptions(body as Record<string, unknown>, 'json');
   };
 
-  const signalFor = (reply: FastifyReply) => app.removals.signalFor(reply);
-
-  const cutout = async (bytes: Uint8Array, reply: FastifyReply, signal: AbortSignal, refine?: boolean) => {
+  const cutout = async (bytes: Uint8Array, request: FastifyRequest, reply: FastifyReply, signal: AbortSignal, options: OutputOptions = NO_OPTIONS) => {
     if (bytes.length === 0) throw new CutoutError('invalid_request', 'The image is empty (0 bytes).');
-    const { bytes: png, timings, width, height } = await app.removals.remove(bytes, signal, { refine });
-    reply.request.inputMegapixels = (width * height) / 1e6;
-    reply.header('server-timing', Object.entries(timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', '));
-    return reply.type('application/json; charset=utf-8').send(cutoutJson(png));
+    const { raw, format } = chooseAnswer(request.headers.accept, options.format);
+    const answer = await app.removals.remove(bytes, signal, { options, format });
+    request.inputMegapixels = (answer.input.width * answer.input.height) / 1e6;
+    reply.header('server-timing', Object.entries(answer.timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', '));
+    reply.header('x-width', answer.width).header('x-height', answer.height);
+    if (answer.foreground) {
+      const { top, left, width, height } = answer.foreground;
+      reply.headers({ 'x-foreground-top': top, 'x-foreground-left': left, 'x-foreground-width': width, 'x-foreground-height': height });
+    }
+    if (raw) return reply.type(CONTENT_TYPES[format]).send(answer.bytes);
+    return reply.type('application/json; charset=utf-8').send(cutoutJson(answer.bytes));
   };
 
   app.post(
     '/api/v1/background/remove/url',
-    { preValidation: requireJson, schema: { summary: 'Remove the background of an image at a URL', security, body: UrlBody, response: { 200: Cutout } } },
+    { preValidation: readJson, schema: { summary: 'Remove the background of an image at a URL', security, body: UrlBody, response: ANSWER } },
     async (request, reply) => {
-      const signal = signalFor(reply);
-      const fetching = fetchImage(request.body.image_url, {
-        timeoutMs: config.urlTimeoutMs,
-        maxBytes: config.maxImageBytes,
-        maxRedirects: config.urlMaxRedirects,
-        allowPrivate: config.urlAllowPrivate,
-        allowHosts: config.urlAllowHosts,
-        denyHosts: config.urlDenyHosts,
-        signal,
-      });
-      return cutout(await untilAborted(fetching, signal), reply, signal, request.body.refine);
+      const signal = app.removals.signalFor(reply);
+      const bytes = await app.removals.fetch(request.body.image_url, 'image_url', signal);
+      return cutout(bytes, request, reply, signal, request.outputOptions);
     },
   );
 
   app.post(
     '/api/v1/background/remove/base64',
-    { preValidation: requireJson, schema: { summary: 'Remove the background of a Base64 image', security, body: Base64Body, response: { 200: Cutout } } },
-    async (request, reply) => cutout(decodeBase64Image(request.body.image_base64, config.maxImageBytes), reply, signalFor(reply), request.body.refine),
+    { preValidation: readJson, schema: { summary: 'Remove the background of a Base64 image', security, body: Base64Body, response: ANSWER } },
+    async (request, reply) => cutout(decodeBase64Image(request.body.image_base64, config.maxImageBytes), request, reply, app.removals.signalFor(reply), request.outputOptions),
   );
 
   app.post(
     '/api/v1/background/remove/multipart',
     {
+      // The body is read by the handler, part by part; the schema only describes it.
+      validatorCompiler: () => () => true,
       schema: {
         summary: 'Remove the background of an uploaded image',
-        description: 'multipart/form-data with exactly one file part named `file`, and optionally a field `refine` (`true` or `false`).',
+        description: 'multipart/form-data with exactly one file part named `file`, and the output options as form fields.',
         security,
         consumes: ['multipart/form-data'],
-        response: { 200: Cutout },
+        body: UploadBody,
+        response: ANSWER,
       },
     },
     async (request, reply) => {
       if (!request.isMultipart()) throw new CutoutError('unsupported_media_type', 'Send multipart/form-data with a file part named `file`.');
       let file: Buffer | undefined;
-      let refine: boolean | undefined;
+      const fields: Record<string, string> = {};
       try {
         for await (const part of request.parts()) {
           if (part.type === 'field') {
-            if (part.fieldname === 'refine') refine = parseRefineField(part.value);
+            if (typeof part.value === 'string') fields[part.fieldname] = part.value;
             continue;
           }
           if (part.fieldname !== 'file') {
@@ -116,16 +137,9 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (error instanceof CutoutError || (error as { code?: string }).code) throw error;
         throw new CutoutError('invalid_request', 'The multipart body is malformed (a boundary is missing or the body ends inside a part).', { cause: error });
       }
+      const options = parseOutputOptions(fields, 'form');
       if (!file) throw new CutoutError('invalid_request', 'The form has no file part named "file".');
-      return cutout(file, reply, signalFor(reply), refine);
+      return cutout(file, request, reply, app.removals.signalFor(reply), options);
     },
   );
 };
-
-/** The multipart `refine` field: `true` or `false` (any case), as a JSON body would have it. */
-function parseRefineField(value: unknown): boolean {
-  const text = typeof value === 'string' ? value.trim().toLowerCase() : '';
-  if (text === 'true') return true;
-  if (text === 'false') return false;
-  throw new CutoutError('invalid_request', `The form field "refine" must be true or false, not ${JSON.stringify(String(value)).slice(0, 40)}.`);
-}

@@ -1,3 +1,4 @@
+import type { VisibleBounds } from '../../image/box.js';
 import { foregroundColour, type ColourEstimates } from './foreground-blur-fusion.js';
 import type { GuidedFilterCoefficients } from './guided-filter.js';
 import type { RawImage } from '../../image/raw-image.js';
@@ -26,8 +27,9 @@ export interface GridResult {
  * which is returned; an RGBA photo gets its alpha written into its fourth channel, ready to
  * encode, and is itself returned. That alpha must come in opaque (255), as `decodeImage`
  * with `opaqueAlpha` gives it: wholly opaque cells, most of a subject, are not written at all.
+ * `visible`, when given, is told every pixel whose alpha is above 0, as it is written.
  */
-export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
+export function applyAtFullSize(image: RawImage, grid: GridResult, visible?: VisibleBounds): RawImage {
   const { width, height, data, channels } = image;
   if (channels !== 3 && channels !== 4) throw new Error(`applyAtFullSize needs an RGB or RGBA photo, got ${channels} channels`);
   const gw = grid.coefficients.width;
@@ -70,9 +72,14 @@ export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
       if (state !== MIXED) {
         if (from >= to) continue;
         if (state === 0) data.fill(0, channels * (row + from), channels * (row + to));
-        else if (!ownAlpha) alpha.fill(state, row + from, row + to);
+        else {
+          if (!ownAlpha) alpha.fill(state, row + from, row + to);
+          visible?.addRun(y, from, to);
+        }
         continue;
       }
+      let firstVisible = -1;
+      let lastVisible = -1;
       const last = Math.min(end, gw - 1);
       for (let m = 0; m < 4; m++) interpolateRows(gridMaps[m], lineA[m], top, bottom, wy, first, last);
       for (let m = 0; m < colourMaps.length; m++) interpolateRows(colourMaps[m], lineColour[m], top, bottom, wy, first, last);
@@ -98,11 +105,14 @@ export function applyAtFullSize(image: RawImage, grid: GridResult): RawImage {
           data[j] = data[j + 1] = data[j + 2] = 0;
           continue;
         }
+        if (firstVisible < 0) firstVisible = x;
+        lastVisible = x;
         if (estimates === undefined || value === 255) continue;
         data[j] = (255 * foregroundColour(red, a, lerp(lineFr, left, right, wx), lerp(lineBr, left, right, wx)) + 0.5) | 0;
         data[j + 1] = (255 * foregroundColour(green, a, lerp(lineFg, left, right, wx), lerp(lineBg, left, right, wx)) + 0.5) | 0;
         data[j + 2] = (255 * foregroundColour(blue, a, lerp(lineFb, left, right, wx), lerp(lineBb, left, right, wx)) + 0.5) | 0;
       }
+      if (firstVisible >= 0) visible?.addRun(y, firstVisible, lastVisible + 1);
     }
   }
   return ownAlpha ? image : { data: alpha, width, height, channels: 1 };

@@ -1,4 +1,5 @@
 import { blurFusionEstimates, imageBlurs, type ImageBlurs } from './foreground-blur-fusion.js';
+import type { VisibleBounds } from '../../image/box.js';
 import type { RawImage } from '../../image/raw-image.js';
 import { applyAtFullSize } from './full-size.js';
 import { firmInside } from './firm-inside.js';
@@ -68,8 +69,9 @@ export function prepareRefinement(modelInput: RawImage, settings: RefineSettings
  * coefficients for it and the colour estimates on the grid, then one pass at full size ({@link applyAtFullSize}). Rewrites
  * `image.data` (the colours of semi-transparent pixels) and returns the full-size alpha: a
  * new one-channel image for an RGB photo, the photo itself, its alpha written, for RGBA.
+ * `visible`, when given, learns where the alpha is above 0.
  */
-export function finishRefinement(prepared: PreparedRefinement, image: RawImage, modelMask: RawImage): RawImage {
+export function finishRefinement(prepared: PreparedRefinement, image: RawImage, modelMask: RawImage, visible?: VisibleBounds): RawImage {
   const { settings, guide, gridScale, statistics, blurs } = prepared;
   const mask = toGrid(modelMask, settings.gridSide);
   if (mask.width !== guide.width || mask.height !== guide.height || mask.channels !== 1) {
@@ -92,7 +94,7 @@ export function finishRefinement(prepared: PreparedRefinement, image: RawImage, 
     gridAlpha8[i] = (clamped * 255 + 0.5) | 0; // rounds a non-negative value, cheaper than Math.round
   }
   const colour = blurs ? blurFusionEstimates(blurs, gridAlpha) : undefined;
-  return applyAtFullSize(image, { coefficients, alpha: gridAlpha8, colour });
+  return applyAtFullSize(image, { coefficients, alpha: gridAlpha8, colour }, visible);
 }
 
 /**

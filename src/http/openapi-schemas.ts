@@ -1,0 +1,47 @@
+import Type from 'typebox';
+import { ERRORS } from '../errors.js';
+
+/**
+ * Schemas that only describe (OpenAPI) what several routes share: the problem body of every
+ * error, and the headers of a background answer.
+ */
+
+const Problem = Type.Object(
+  {
+    type: Type.String({ description: '`urn:cutout:error:<code>`' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String({ description: 'What was wrong with this request.' }),
+    code: Type.String({ enum: Object.keys(ERRORS), description: 'Stable, for programs: the error registry (README, Errors).' }),
+    request_id: Type.String({ description: 'Also sent as the x-request-id header.' }),
+  },
+  { description: 'RFC 9457 problem details.' },
+);
+
+/**
+ * The error answers of a route, one entry per status, each listing the registered codes it
+ * may carry, for the OpenAPI description (`application/problem+json`).
+ *
+ * @example response: { 200: …, ...problemResponses([400, 401, 503]) }
+ */
+export function problemResponses(statuses: readonly number[]): Record<number, unknown> {
+  return Object.fromEntries(
+    statuses.map((status) => {
+      const codes = Object.entries(ERRORS)
+        .filter(([, entry]) => entry.status === status)
+        .map(([code, entry]) => `\`${code}\`: ${entry.message}`);
+      return [status, { description: codes.join(' '), content: { 'application/problem+json': { schema: Problem } } }];
+    }),
+  );
+}
+
+/** The headers of every 200 background answer. */
+export const ANSWER_HEADERS = {
+  'x-width': { type: 'integer', description: "The result's width in pixels (after crop and max_width/max_height)." },
+  'x-height': { type: 'integer', description: "The result's height in pixels." },
+  'x-foreground-top': { type: 'integer', description: "Top of the subject's box in the input's (EXIF-oriented) pixels; the four x-foreground-* headers are absent when the model found no subject." },
+  'x-foreground-left': { type: 'integer', description: "Left of the subject's box in the input's pixels." },
+  'x-foreground-width': { type: 'integer', description: "Width of the subject's box in the input's pixels." },
+  'x-foreground-height': { type: 'integer', description: "Height of the subject's box in the input's pixels." },
+  'x-request-id': { type: 'string', description: 'The request id, as in error bodies and the server log.' },
+} as const;

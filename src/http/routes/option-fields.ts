@@ -1,0 +1,42 @@
+import Type from 'typebox';
+
+const MAX_SIDE = 65_535;
+
+/**
+ * What each output option means, once, for the JSON bodies and the upload's form fields of
+ * the OpenAPI description. The values are checked by `src/removal/output-options.ts`, which
+ * says what a bad one should have been; these schemas accept the same values.
+ */
+const MEANING = {
+  format: 'The result\'s encoding: png (default), webp, or jpg/jpeg. JPEG has no alpha: the cut-out is flattened onto bg_color, white when none is given. Wins over the Accept header.',
+  channels: 'rgba (default): the cut-out. alpha: the mask alone, an 8-bit greyscale image (white = subject), exactly the alpha of the rgba answer for the same input and options.',
+  bg_color: 'Composite the cut-out onto this colour: hex rgb, rrggbb or rrggbbaa, with or without #. Soft edges blend with the subject\'s cleaned colours, not the old background.',
+  bg_image_url: 'Composite the cut-out onto this image (http(s) URL, fetched with the same guards and limits as image_url), scaled to cover the result.',
+  crop: 'Crop the result to the subject\'s box (default false). A photo with no subject is then 422 no_foreground.',
+  crop_margin: 'Margin around the cropped subject: pixels (30 or "30px") or percent of the subject\'s box ("10%"); default 0. Past the photo\'s edge the added area is transparent (or the background).',
+  max_width: 'Scale the result down (never up) to fit inside this width, after cropping; the aspect ratio is kept.',
+  max_height: 'Scale the result down (never up) to fit inside this height, after cropping.',
+  roi: 'Region of interest, "x1 y1 x2 y2" in pixels or percent of the photo ("10% 5% 90% 100%"): only what lies inside can be foreground, and the model sees this region alone (default: the whole photo).',
+  refine: 'Refine the edges and their colours (default: the server\'s CUTOUT_REFINE, normally true); false returns the model\'s mask stretched as it is.',
+} as const;
+
+const LENGTH_PATTERN = '^\\d+(\\.\\d+)?(px|%)?$';
+
+/** The options as JSON fields (url and base64 endpoints). */
+export const OPTION_FIELDS = {
+  format: Type.Optional(Type.String({ enum: ['png', 'webp', 'jpg', 'jpeg'], description: MEANING.format })),
+  channels: Type.Optional(Type.String({ enum: ['rgba', 'alpha'], description: MEANING.channels })),
+  bg_color: Type.Optional(Type.String({ pattern: '^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$', description: MEANING.bg_color, examples: ['#ffffff'] })),
+  bg_image_url: Type.Optional(Type.String({ minLength: 1, maxLength: 8192, description: MEANING.bg_image_url })),
+  crop: Type.Optional(Type.Boolean({ description: MEANING.crop })),
+  crop_margin: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: MAX_SIDE }), Type.String({ pattern: LENGTH_PATTERN })], { description: MEANING.crop_margin })),
+  max_width: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SIDE, description: MEANING.max_width })),
+  max_height: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SIDE, description: MEANING.max_height })),
+  roi: Type.Optional(Type.String({ description: MEANING.roi, examples: ['10% 5% 90% 100%'] })),
+  refine: Type.Optional(Type.Boolean({ description: MEANING.refine })),
+};
+
+/** The same options as form fields of the upload: every value is text. */
+export const OPTION_FORM_FIELDS = Object.fromEntries(
+  Object.entries(MEANING).map(([name, description]) => [name, Type.Optional(Type.String({ description: `${description} (As a form field: ${name === 'crop' || name === 'refine' ? 'true or false' : 'text'}.)` }))]),
+);
