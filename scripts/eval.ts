@@ -22,6 +22,7 @@ import sharp from 'sharp';
 import { assembleModel } from '../src/model/assemble-model.js';
 import { loadSegmenter } from '../src/model/onnx-segmenter.js';
 import type { Segmenter } from '../src/model/segmenter.js';
+import type { Length, RegionOfInterest } from '../src/pipeline/answer-spec.js';
 import { FinishThread } from '../src/pipeline/finish-thread.js';
 import type { RefineSettings } from '../src/pipeline/refine/refine-cutout.js';
 import { removeBackground } from '../src/pipeline/remove-background.js';
@@ -31,6 +32,7 @@ import { memoSegmenter } from './eval/memo-segmenter.js';
 import { meanOf, scoreBinary, scoreSoft, UNLABELLED } from './eval/metrics.js';
 import { modesFor, parseRefineSettings, refineOption, type FringeModeName, type ModeName } from './eval/modes.js';
 import { DEFINITIONS, printFolder, type FolderResult, type ImageResult, type Kind } from './eval/report.js';
+import { groundTruthRoi } from './eval/roi.js';
 
 const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--refine-settings JSON] [--no-fringe] [--json FILE] [--all]
 
@@ -41,6 +43,9 @@ const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--ref
   --refine-settings JSON
                   the refined mode with some settings changed, e.g. '{"gridSide":256}'
                   (src/pipeline/refine/refine-cutout.ts lists them)
+  --roi MARGIN    also the refined pipeline with a roi around the true subject (binary
+                  masks): its box grown by MARGIN (10%, 20px), as a client who knows where
+                  the subject is would send it; reported beside the whole-photo modes
   --no-fringe     skip the green-screen colour test of soft-matte folders
   --json FILE     also write every image's figures to FILE
   --all           print every image, not only the worst five per folder
@@ -59,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
         refine: { type: 'string' },
         'refine-settings': { type: 'string' },
         'no-fringe': { type: 'boolean' },
+        roi: { type: 'string' },
         json: { type: 'string' },
         all: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -75,6 +81,11 @@ async function main(argv: string[]): Promise<number> {
   const modes = modesFor(args.values.refine);
   if (!modes) {
     console.error(`--refine takes on, off or compare, not ${args.values.refine}\n\n${USAGE}`);
+    return 2;
+  }
+  const roiMargin = args.values.roi === undefined ? undefined : parseMargin(args.values.roi);
+  if (args.values.roi !== undefined && !roiMargin) {
+    console.error(`--roi takes a margin in percent of the box or pixels (10%, 20px), not ${args.values.roi}\n\n${USAGE}`);
     return 2;
   }
   let settings: RefineSettings;
@@ -112,7 +123,7 @@ async function main(argv: string[]): Promise<number> {
   const results: FolderResult[] = [];
   try {
     for (const folder of folders) {
-      const result = await evaluateFolder(folder, pipeline, modes, settings, !args.values['no-fringe']);
+      const result = await evaluateFolder(folder, pipeline, roiMargin ? [...modes, 'roi'] : modes, settings, !args.values['no-fringe'], roiMargin);
       printFolder(result, args.values.all ?? false);
       results.push(result);
     }
@@ -140,17 +151,25 @@ async function main(argv: string[]): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
+/** `--roi 10%` or `--roi 20px` (a bare number is pixels). */
+function parseMargin(text: string): Length | undefined {
+  const match = /^(\d+(?:\.\d+)?)(px|%)?$/.exec(text.trim());
+  return match ? { value: Number(match[1]), unit: match[2] === '%' ? '%' : 'px' } : undefined;
+}
+
 async function defaultDirs(): Promise<string[]> {
   if (!existsSync(DEFAULT_ROOT)) return [];
   const entries = await readdir(DEFAULT_ROOT, { withFileTypes: true });
   return entries.filter((e) => e.isDirectory()).map((e) => join(DEFAULT_ROOT, e.name)).sort();
 }
 
-async function evaluateFolder(folder: LabelledFolder, pipeline: Pipeline, modes: ModeName[], settings: RefineSettings, fringe: boolean): Promise<FolderResult> {
+async function evaluateFolder(folder: LabelledFolder, pipeline: Pipeline, allModes: ModeName[], settings: RefineSettings, fringe: boolean, roiMargin?: Length): Promise<FolderResult> {
   // Masks first: they are small, and their values decide how the folder is scored.
   const masks = new Map<LabelledPair, GreyImage>();
   for (const pair of folder.pairs) masks.set(pair, await readGreyMask(pair.maskPath));
   const { kind, reason } = decideKind([...masks.values()]);
+  // A roi from the truth needs a subject's box: binary masks only (soft mattes are edge crops).
+  const modes = kind === 'binary' ? allModes : allModes.filter((mode) => mode !== 'roi');
 
   const images: ImageResult[] = [];
   for (const [index, pair] of folder.pairs.entries()) {
@@ -171,7 +190,8 @@ async function evaluateFolder(folder: LabelledFolder, pipeline: Pipeline, modes:
       let mask = masks.get(pair)!;
       for (const mode of modes) {
         const t0 = performance.now();
-        const { cutout, modelMs, refineMs } = await runPipeline(bytes, pipeline, refineOption(mode, settings));
+        const roi = mode === 'roi' && roiMargin ? groundTruthRoi(masks.get(pair)!, roiMargin) : undefined;
+        const { cutout, modelMs, refineMs } = await runPipeline(bytes, pipeline, refineOption(mode, settings), roi);
         const pipelineMs = performance.now() - t0;
         const alpha = alphaOf(cutout);
         result.width = alpha.width;
@@ -206,8 +226,8 @@ interface Pipeline {
   finisher: FinishThread;
 }
 
-async function runPipeline(bytes: Uint8Array, { segmenter, finisher }: Pipeline, refine: boolean | RefineSettings): Promise<{ cutout: RgbaImage; modelMs: number; refineMs: number }> {
-  const { bytes: png, timings } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9, refine });
+async function runPipeline(bytes: Uint8Array, { segmenter, finisher }: Pipeline, refine: boolean | RefineSettings, roi?: RegionOfInterest): Promise<{ cutout: RgbaImage; modelMs: number; refineMs: number }> {
+  const { bytes: png, timings } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9, refine, roi });
   const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   return { cutout: { data, width: info.width, height: info.height }, modelMs: timings.inference, refineMs: timings.refine };
 }
@@ -226,7 +246,8 @@ async function greenScreenTest(bytes: Uint8Array, matte: GreyImage, pipeline: Pi
   const { data: foreground, info } = await sharp(bytes).autoOrient().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
   if (info.width !== matte.width || info.height !== matte.height) throw new Error(`green-screen test: image ${info.width}×${info.height}, matte ${matte.width}×${matte.height}`);
   const composite = await sharp(composeOver(foreground, matte.data, SCREEN_GREEN), { raw: { width: info.width, height: info.height, channels: 3 } }).png().toBuffer();
-  const fringeModes: FringeModeName[] = modes.length > 1 ? ['raw', 'alphaOnly', 'refined'] : modes;
+  const wholePhoto = modes.filter((mode): mode is Exclude<ModeName, 'roi'> => mode !== 'roi');
+  const fringeModes: FringeModeName[] = wholePhoto.length > 1 ? ['raw', 'alphaOnly', 'refined'] : wholePhoto;
   const scores: ImageResult['fringe'] = {};
   for (const mode of fringeModes) {
     const { cutout } = await runPipeline(composite, pipeline, refineOption(mode, settings));

@@ -6,7 +6,9 @@ import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FinishThread } from '../src/pipeline/finish-thread.js';
 import { removeBackground } from '../src/pipeline/remove-background.js';
+import type { RegionOfInterest } from '../src/pipeline/answer-spec.js';
 import { readGreyMask } from '../scripts/eval/dataset.js';
+import { groundTruthRoi } from '../scripts/eval/roi.js';
 import { meanOf, scoreBinary, type BinaryScores } from '../scripts/eval/metrics.js';
 import { sharedSegmenter } from './helpers/app.js';
 import { makeSubjectPhoto } from './helpers/images.js';
@@ -28,9 +30,9 @@ const finisher = new FinishThread();
 afterAll(() => finisher.close());
 
 /** The default answer's alpha for `bytes`, scored against `truth` (0/255, 128 = unlabelled band). */
-async function scoreCut(bytes: Uint8Array, truth: { data: Uint8Array; width: number; height: number }): Promise<BinaryScores> {
+async function scoreCut(bytes: Uint8Array, truth: { data: Uint8Array; width: number; height: number }, roi?: RegionOfInterest): Promise<BinaryScores> {
   const segmenter = await sharedSegmenter();
-  const { bytes: png } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9 });
+  const { bytes: png } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9, roi });
   const { data, info } = await sharp(png).extractChannel(3).raw().toBuffer({ resolveWithObject: true });
   expect([info.width, info.height]).toEqual([truth.width, truth.height]);
   return scoreBinary(data, truth.data, truth.width, truth.height);
@@ -48,6 +50,17 @@ describe('cut quality on GrabCut photos', () => {
     const table = scores.map((s) => `${s.name} IoU ${s.iou.toFixed(4)} BF ${s.boundaryF.toFixed(4)}`).join('\n');
     expect(iou, table).toBeGreaterThan(0.955);
     expect(boundaryF, table).toBeGreaterThan(0.925);
+  });
+});
+
+describe('a region of interest on a GrabCut photo', () => {
+  it.skipIf(!hasGrabCut)('scores at least the whole photo\'s IoU when it is the subject\'s box and a margin', { timeout: 120_000 }, async () => {
+    // person1: a person who fills about a quarter of the frame (manifest fg_fraction 0.29).
+    const bytes = await readFile(join(GRABCUT, 'images', 'person1.jpg'));
+    const truth = await readGreyMask(join(GRABCUT, 'masks', 'person1.png'));
+    const whole = await scoreCut(bytes, truth);
+    const region = await scoreCut(bytes, truth, groundTruthRoi(truth, { value: 10, unit: '%' }));
+    expect(region.iou, `roi ${region.iou.toFixed(4)}, whole photo ${whole.iou.toFixed(4)}`).toBeGreaterThanOrEqual(whole.iou);
   });
 });
 

@@ -1,19 +1,22 @@
 import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from '../../src/pipeline/refine/refine-cutout.js';
 
-/** The ways the eval can run the pipeline: as the API does with `refine: false`, and by default. */
-export type ModeName = 'raw' | 'refined';
+/**
+ * The ways the eval can run the pipeline: as the API does with `refine: false`, by default,
+ * and (`--roi MARGIN`, binary masks) by default with a `roi` around the true subject.
+ */
+export type ModeName = 'raw' | 'refined' | 'roi';
 
 /**
  * The green-screen test adds a third way, to tell the two parts of refinement apart: the
  * refined alpha with the photo's colours left as they are.
  */
-export type FringeModeName = ModeName | 'alphaOnly';
+export type FringeModeName = Exclude<ModeName, 'roi'> | 'alphaOnly';
 
 /**
  * What `removeBackground`'s `refine` option gets in each mode, the refined modes with
  * `settings` (the defaults unless `--refine-settings` changes some).
  */
-export function refineOption(mode: FringeModeName, settings: RefineSettings = DEFAULT_REFINE_SETTINGS): false | RefineSettings {
+export function refineOption(mode: FringeModeName | ModeName, settings: RefineSettings = DEFAULT_REFINE_SETTINGS): false | RefineSettings {
   if (mode === 'raw') return false;
   return mode === 'alphaOnly' ? { ...settings, colour: false } : settings;
 }
@@ -34,7 +37,7 @@ export function parseRefineSettings(json: string | undefined): RefineSettings {
   return { ...DEFAULT_REFINE_SETTINGS, ...(given as Partial<RefineSettings>) };
 }
 
-export const MODE_LABEL: Record<FringeModeName, string> = { raw: 'raw', alphaOnly: 'refined alpha, raw colours', refined: 'refined' };
+export const MODE_LABEL: Record<FringeModeName | ModeName, string> = { raw: 'raw', alphaOnly: 'refined alpha, raw colours', refined: 'refined', roi: 'refined, roi' };
 
 /** `--refine on|off|compare` as the modes to run, in print order. */
 export function modesFor(refine: string | undefined): ModeName[] | undefined {

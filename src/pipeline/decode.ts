@@ -68,14 +68,27 @@ export function decodeForModel(bytes: Uint8Array, options: { maxPixels: number; 
   return decodeWith(bytes, options.maxPixels, (pipeline) => (region ? pipeline.extract(region) : pipeline).resize(size, size, { fit: 'fill' }));
 }
 
+/** A region of interest resolved against the photo, and what the model sees of the photo for it. */
+export interface ResolvedRegion {
+  /** The region, in the photo's (oriented) pixels: only what lies inside may be foreground. */
+  region: Box;
+  /**
+   * The part of the photo the model sees: the region grown on its shorter side, about its
+   * centre and within the photo, to be as square as the model's input, so that the picture
+   * is not squeezed more than the whole photo would be; its longer side, which sets the
+   * resolution, is the region's own.
+   */
+  view: Box;
+}
+
 /**
  * A region of interest in the photo's (oriented) pixels, read from the header: percentages
  * are of the photo's width and height, and a region reaching past the photo is cut to it.
  * An empty region, or one wholly outside the photo, is 400 invalid_request.
  *
- * @example await resolveRegion(bytes, parsedRoi, 50e6) // { left: 64, top: 0, width: 512, height: 480 }
+ * @example await resolveRegion(bytes, parsedRoi, 50e6) // { region: { left: 64, top: 0, width: 512, height: 480 }, view: … }
  */
-export async function resolveRegion(bytes: Uint8Array, roi: RegionOfInterest, maxPixels: number): Promise<Box> {
+export async function resolveRegion(bytes: Uint8Array, roi: RegionOfInterest, maxPixels: number): Promise<ResolvedRegion> {
   const { width, height } = await orientedSize(bytes, maxPixels);
   const at = (length: Length, side: number) => (length.unit === '%' ? (length.value / 100) * side : length.value);
   const left = Math.max(0, Math.floor(at(roi.x1, width)));
@@ -85,7 +98,15 @@ export async function resolveRegion(bytes: Uint8Array, roi: RegionOfInterest, ma
   if (right <= left || bottom <= top) {
     throw new CutoutError('invalid_request', `roi covers no pixel of the ${width}×${height} photo: give "x1 y1 x2 y2" with x1 < x2 and y1 < y2, inside the photo.`);
   }
-  return { left, top, width: right - left, height: bottom - top };
+  const region = { left, top, width: right - left, height: bottom - top };
+  const side = Math.max(region.width, region.height);
+  const grow = (start: number, length: number, limit: number) => {
+    const grown = Math.min(side, limit);
+    return { start: Math.min(Math.max(0, start - Math.floor((grown - length) / 2)), limit - grown), length: grown };
+  };
+  const x = grow(region.left, region.width, width);
+  const y = grow(region.top, region.height, height);
+  return { region, view: { left: x.start, top: y.start, width: x.length, height: y.length } };
 }
 
 /** The photo for the finishing steps: RGBA, its alpha opaque, and the size it has in full. */

@@ -6,8 +6,9 @@
  *   photo at full size at once;
  * - `prepare` (refined answers only, sent while the model runs): the model's input, for the
  *   refinement's grid work that needs nothing else;
- * - `finish`: the model's mask (moved, not copied), the region of the photo it covers and the
- *   background image, if the answer has them; answered with a {@link FinishResult};
+ * - `finish`: the model's mask (moved, not copied), the part of the photo it covers and the
+ *   region of interest, and the background image, if the answer has them; answered with a
+ *   {@link FinishResult};
  * - `drop`: forget an image that will not be finished.
  */
 import type { Box } from '../image/box.js';
@@ -30,7 +31,7 @@ export interface FinishSpec {
 export type FinishRequest =
   | { type: 'begin'; id: number; photo: Uint8Array; maxPixels: number; spec: FinishSpec }
   | { type: 'prepare'; id: number; modelInput: RawImage }
-  | { type: 'finish'; id: number; mask: RawImage; region?: Box; backgroundImage?: Uint8Array }
+  | { type: 'finish'; id: number; mask: RawImage; region?: Box; view?: Box; backgroundImage?: Uint8Array }
   | { type: 'drop'; id: number };
 
 /** Milliseconds of the steps on the finish thread. */

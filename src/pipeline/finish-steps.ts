@@ -5,7 +5,7 @@ import { DEFAULT_ANSWER, type AnswerSpec } from './answer-spec.js';
 import { decodeBackground, decodePhoto, type DecodedPhoto } from './decode.js';
 import { encodeAnswer } from './encode.js';
 import type { FinishedImage, FinishSpec } from './finish-protocol.js';
-import { alphaChannel, cropBox, extractBox, placeInFrame } from './frame.js';
+import { alphaChannel, cropBox, extractBox, placeInFrame, visibleBox } from './frame.js';
 import { finishRefinement, type PreparedRefinement } from './refine/refine-cutout.js';
 import { fitInside, overBackground } from './resize-and-composite.js';
 import { stretchAlpha } from './stretch-alpha.js';
@@ -21,9 +21,11 @@ export interface FinishJob {
   decodeMs: number;
 }
 
-/** What `finish` brings besides the mask. */
+/** What `finish` brings besides the mask, in the photo's full-size pixels. */
 export interface FinishInputs {
-  /** The part of the photo the model saw (a region of interest), in the photo's full-size pixels; default all of it. */
+  /** The part of the photo the mask covers, for a region of interest (`ResolvedRegion.view`); default all of it. */
+  view?: Box;
+  /** The region of interest: only what lies inside may be visible; default all of the view. */
   region?: Box;
   /** The background image's bytes, when the answer is composited onto one. */
   backgroundImage?: Uint8Array;
@@ -46,10 +48,10 @@ export function beginPhoto(photo: Uint8Array, spec: FinishSpec, maxPixels: numbe
  * cut-out the one before left (RGBA, in the frame of the answer so far):
  * 1. alpha: the mask made the alpha of the part of the photo the model saw, refined along
  *    the photo's own edges (`refine/`, which also cleans the old background's colour out of
- *    semi-transparent pixels) or stretched as it is (`stretch-alpha.ts`); it notes where the
- *    subject is, for the answer's foreground box;
+ *    semi-transparent pixels) or stretched as it is (`stretch-alpha.ts`); only what lies in
+ *    the region of interest is kept; it notes where the subject is, for the foreground box;
  * 2. crop: the frame becomes the subject's box and its margin (else it is the whole photo);
- *    what lies outside the region the model saw is transparent;
+ *    what lies outside the region of interest is transparent;
  * 3. resize: scaled down to fit the largest size asked for;
  * 4. background: laid over a colour or an image (JPEG, which has no alpha: white unless
  *    another is asked for);
@@ -65,22 +67,32 @@ export async function finishImage(job: FinishJob, mask: RawImage, inputs: Finish
   const { image: photo, fullWidth, fullHeight } = await job.photo;
   const scale = photo.width / fullWidth;
 
-  // 1. alpha, over the region the model saw (in the decoded photo's pixels)
+  // 1. alpha, over the part of the photo the model saw (in the decoded photo's pixels), and
+  // only what lies in the region of interest kept
   let start = performance.now();
-  const region = inputs.region ? scaledBox(inputs.region, scale, photo) : { left: 0, top: 0, width: photo.width, height: photo.height };
-  const subject = region.width === photo.width && region.height === photo.height ? photo : extractBox(photo, region);
+  const whole = { left: 0, top: 0, width: photo.width, height: photo.height };
+  const view = inputs.view ? scaledBox(inputs.view, scale, whole) : whole;
+  const seenAll = view.width === photo.width && view.height === photo.height;
+  let subject = seenAll ? photo : extractBox(photo, view);
   const visible = new VisibleBounds();
   if (job.prepared) finishRefinement(job.prepared, subject, mask, visible);
   else await stretchAlpha(subject, mask, visible);
-  const seen = visible.box();
-  const inPhoto = seen && { ...seen, left: seen.left + region.left, top: seen.top + region.top };
+  let seen = visible.box();
+  let at: Box = view;
+  const region = inputs.region && scaledBox(inputs.region, scale, view);
+  if (region && (region.width !== view.width || region.height !== view.height)) {
+    subject = extractBox(subject, { ...region, left: region.left - view.left, top: region.top - view.top });
+    seen = visibleBox(subject);
+    at = region;
+  }
+  const inPhoto = seen && { ...seen, left: seen.left + at.left, top: seen.top + at.top };
   const alpha = performance.now() - start;
 
   // 2. crop; 3. resize; 4. background; 5. channels
   start = performance.now();
   if (answer.crop && !inPhoto) throw new CutoutError('no_foreground', 'The model found no subject in this photo, so there is nothing to crop to.');
   const frame = answer.crop && inPhoto ? cropBox(inPhoto, answer.crop.margin) : { left: 0, top: 0, width: photo.width, height: photo.height };
-  let cutout = placeInFrame(subject, region, frame);
+  let cutout = placeInFrame(subject, at, frame);
   cutout = await fitInside(cutout, answer.maxWidth, answer.maxHeight);
   const background = await backgroundFor(answer, inputs, cutout, job.maxPixels);
   if (background) cutout = await overBackground(cutout, background);
@@ -114,13 +126,12 @@ async function backgroundFor(answer: AnswerSpec, inputs: FinishInputs, cutout: R
   return undefined;
 }
 
-/** A box of the full-size photo in the pixels of the photo as decoded (`scale` of full size), kept inside it. */
-function scaledBox(box: Box, scale: number, photo: RawImage): Box {
-  if (scale === 1) return box;
-  const left = Math.min(photo.width - 1, Math.floor(box.left * scale));
-  const top = Math.min(photo.height - 1, Math.floor(box.top * scale));
-  const right = Math.max(left + 1, Math.min(photo.width, Math.ceil((box.left + box.width) * scale)));
-  const bottom = Math.max(top + 1, Math.min(photo.height, Math.ceil((box.top + box.height) * scale)));
+/** A box of the full-size photo in the pixels of the photo as decoded (`scale` of full size), kept inside `within`. */
+function scaledBox(box: Box, scale: number, within: Box): Box {
+  const left = Math.min(within.left + within.width - 1, Math.max(within.left, Math.floor(box.left * scale)));
+  const top = Math.min(within.top + within.height - 1, Math.max(within.top, Math.floor(box.top * scale)));
+  const right = Math.max(left + 1, Math.min(within.left + within.width, Math.ceil((box.left + box.width) * scale)));
+  const bottom = Math.max(top + 1, Math.min(within.top + within.height, Math.ceil((box.top + box.height) * scale)));
   return { left, top, width: right - left, height: bottom - top };
 }
 

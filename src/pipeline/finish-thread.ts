@@ -1,9 +1,9 @@
 import type { Worker } from 'node:worker_threads';
-import type { Box } from '../image/box.js';
 import { wholeBuffer, type RawImage } from '../image/raw-image.js';
 import { besideThisModule, startWorkerThread } from '../threads/start-worker-thread.js';
 import { fromThreadError } from '../threads/thread-error.js';
 import type { FinishedImage, FinishRequest, FinishResult, FinishSpec } from './finish-protocol.js';
+import type { FinishInputs } from './finish-steps.js';
 
 /** An image's answer, made on the finish thread. */
 export interface FinishedAnswer extends FinishedImage {
@@ -15,11 +15,11 @@ export interface ImageFinishing {
   /** Hands the model's input over (copied): the refinement's grid work runs while the model does. */
   prepare(modelInput: RawImage): void;
   /**
-   * Hands the model's mask over (its pixels are moved, not copied), with the region of the
-   * photo the model saw and the background image if the answer has them, and resolves with
-   * the answer.
+   * Hands the model's mask over (its pixels are moved, not copied), with the part of the
+   * photo the model saw, the region of interest and the background image if the answer has
+   * them, and resolves with the answer.
    */
-  finish(mask: RawImage, inputs?: { region?: Box; backgroundImage?: Uint8Array }): Promise<FinishedAnswer>;
+  finish(mask: RawImage, inputs?: FinishInputs): Promise<FinishedAnswer>;
   /** Frees what the thread holds for an image that will not be finished. */
   cancel(): void;
 }

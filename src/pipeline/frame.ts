@@ -1,4 +1,4 @@
-import type { Box } from '../image/box.js';
+import { VisibleBounds, type Box } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
 import type { Length } from './answer-spec.js';
 
@@ -47,4 +47,20 @@ export function alphaChannel(image: RawImage): RawImage {
   const data = new Uint8Array(image.width * image.height);
   for (let p = 0, j = 3; p < data.length; p++, j += 4) data[p] = image.data[j];
   return { data, width: image.width, height: image.height, channels: 1 };
+}
+
+/** The box of the RGBA image's visible pixels (alpha above 0), by a scan of its alpha; undefined when none is. */
+export function visibleBox(image: RawImage): Box | undefined {
+  const bounds = new VisibleBounds();
+  const { data, width, height } = image;
+  for (let y = 0; y < height; y++) {
+    const row = 4 * y * width;
+    let first = 0;
+    while (first < width && data[row + 4 * first + 3] === 0) first++;
+    if (first === width) continue;
+    let last = width - 1;
+    while (data[row + 4 * last + 3] === 0) last--;
+    bounds.addRun(y, first, last + 1);
+  }
+  return bounds.box();
 }

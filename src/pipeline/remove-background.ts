@@ -2,7 +2,7 @@ import { alwaysFree, type ModelSlot } from '../inference/model-slot.js';
 import type { Box } from '../image/box.js';
 import type { Segmenter } from '../model/segmenter.js';
 import { DEFAULT_ANSWER, type AnswerSpec, type RegionOfInterest } from './answer-spec.js';
-import { decodeForModel, resolveRegion } from './decode.js';
+import { decodeForModel, resolveRegion, type ResolvedRegion } from './decode.js';
 import type { PngCompression } from './encode.js';
 import type { FinishSpec } from './finish-protocol.js';
 import type { FinishThread } from './finish-thread.js';
@@ -68,7 +68,7 @@ export interface RemoveBackgroundOptions {
   pngCompression?: PngCompression;
   /** What the answer should be (format, crop, background, …); default a full-size transparent PNG. */
   answer?: AnswerSpec;
-  /** Only this region of the photo may be foreground, and the model sees it alone. */
+  /** Only this region of the photo may be foreground; the model sees it, widened towards a square (`resolveRegion`). */
   roi?: RegionOfInterest;
   /** The bytes of the background image, when `answer` asks for one; awaited once the mask is there. */
   backgroundImage?: Promise<Uint8Array>;
@@ -99,10 +99,10 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
   const release = slot.claim();
   let finishing = release ? begin() : undefined;
   let start = performance.now();
-  let region: Box | undefined;
+  let resolved: ResolvedRegion | undefined;
   const modelInput = await (async () => {
-    region = options.roi && (await resolveRegion(bytes, options.roi, maxPixels));
-    return decodeForModel(bytes, { maxPixels, size: segmenter.size, region });
+    resolved = options.roi && (await resolveRegion(bytes, options.roi, maxPixels));
+    return decodeForModel(bytes, { maxPixels, size: segmenter.size, region: resolved?.view });
   })().catch((error: unknown) => {
     release?.();
     finishing?.cancel();
@@ -131,7 +131,7 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
     throw error;
   });
   start = performance.now();
-  const answer = await begun.finish(mask, { region, backgroundImage });
+  const answer = await begun.finish(mask, { ...resolved, backgroundImage });
   timings.decode = answer.timings.decode;
   timings.compose = answer.timings.compose;
   timings.encode = answer.timings.encode;

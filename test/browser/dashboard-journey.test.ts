@@ -170,6 +170,32 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
     expect(await alphaAt(png, 0.03, 0.03)).toBeLessThan(50);
   });
 
+  it('try-it with options: a JPEG on a colour, cropped to the subject, at most 200 px wide', async () => {
+    await page.locator('#try-format').selectOption('jpg');
+    await page.locator('#try-background').selectOption('colour');
+    await page.locator('#try-colour').fill('#2050c0');
+    await page.locator('#try-crop').check();
+    await page.locator('#try-max-width').fill('200');
+    await page.locator('#try-file').setInputFiles({ name: 'ball.jpg', mimeType: 'image/jpeg', buffer: await makePhoto('jpeg', 640, 480) });
+    await page.getByRole('link', { name: 'Download JPG' }).waitFor({ state: 'visible', timeout: 60_000 });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download JPG' }).click()]);
+    expect(download.suggestedFilename()).toBe('ball-cutout.jpg');
+    const jpeg = await readFile((await download.path())!);
+    const meta = await sharp(jpeg).metadata();
+    expect(meta.format).toBe('jpeg');
+    // The ball is about 290 px across in the 640 px photo: cropped to it, then scaled to 200.
+    expect(meta.width).toBe(200);
+    expect(Math.abs(meta.height! - 200)).toBeLessThanOrEqual(4);
+    const { data } = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });
+    // A corner of the crop is outside the ball: the chosen colour.
+    expect(Math.abs(data[0] - 0x20) + Math.abs(data[1] - 0x50) + Math.abs(data[2] - 0xc0)).toBeLessThan(24);
+    // Back to the defaults for the steps that follow.
+    await page.locator('#try-format').selectOption('png');
+    await page.locator('#try-background').selectOption('transparent');
+    await page.locator('#try-crop').uncheck();
+    await page.locator('#try-max-width').fill('');
+  });
+
   it("try-it takes a dropped file, and shows the API's own message for one it refuses", async () => {
     // The file input is reachable by keyboard (it sits inside the drop zone's label).
     await page.locator('body').focus();

@@ -16,7 +16,7 @@ const MEANING = {
   crop_margin: 'Margin around the cropped subject: pixels (30 or "30px") or percent of the subject\'s box ("10%"); default 0. Past the photo\'s edge the added area is transparent (or the background).',
   max_width: 'Scale the result down (never up) to fit inside this width, after cropping; the aspect ratio is kept.',
   max_height: 'Scale the result down (never up) to fit inside this height, after cropping.',
-  roi: 'Region of interest, "x1 y1 x2 y2" in pixels or percent of the photo ("10% 5% 90% 100%"): only what lies inside can be foreground, and the model sees this region alone (default: the whole photo).',
+  roi: 'Region of interest, "x1 y1 x2 y2" in pixels or percent of the photo ("10% 5% 90% 100%"): only what lies inside can be foreground, and the model sees this region, widened on its shorter side towards a square (default: the whole photo).',
   refine: 'Refine the edges and their colours (default: the server\'s CUTOUT_REFINE, normally true); false returns the model\'s mask stretched as it is.',
 } as const;
 
