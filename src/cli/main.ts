@@ -7,6 +7,7 @@ import { AccountEmailTakenError, TokenNameTakenError, type Account, type UserTok
 import { UsageError } from './usage-error.js';
 
 const USAGE = `Usage:
+  cutout remove <files, folders or URLs…> -o OUTDIR [--format webp …]   through a server, over HTTP (cutout remove --help)
   cutout accounts create --email EMAIL    asks for the password (or reads its first line from stdin)
   cutout accounts set-password --email EMAIL   likewise; signs out every dashboard session of the account
   cutout accounts list
@@ -154,6 +155,11 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command ? 0 : 2;
   }
+  if (command === 'remove') {
+    // An HTTP client of any server: it needs neither the server's configuration nor its store.
+    const { removeCommand } = await import('./remove-command.js');
+    return removeCommand(rest, process.env, process);
+  }
   const config = loadConfig(process.env);
   const store = await openStore(config);
   try {
@@ -173,7 +179,7 @@ try {
 } catch (error) {
   if (error instanceof UsageError || error instanceof ConfigError || error instanceof TokenNameTakenError || error instanceof AccountInputError || error instanceof AccountEmailTakenError) {
     console.error(`cutout: ${error.message}`);
-    if (error instanceof UsageError) console.error(USAGE);
+    if (error instanceof UsageError) console.error(process.argv[2] === 'remove' ? 'See cutout remove --help.' : USAGE);
     process.exitCode = 2;
   } else {
     console.error(error);
