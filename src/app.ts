@@ -3,8 +3,10 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { dashboardPlugin } from './dashboard/dashboard-plugin.js';
+import { apiReferencePlugin } from './http/api-reference.js';
 import { authPlugin } from './http/auth.js';
 import { errorHandlerPlugin } from './http/error-handler.js';
+import { addErrorResponses } from './http/openapi-errors.js';
 import { authTokenRoutes } from './http/routes/auth-token.js';
 import { backgroundRoutes } from './http/routes/background.js';
 import { healthRoutes } from './http/routes/health.js';
@@ -52,11 +54,13 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
       info: { title: 'Cutout', version: '1', description: 'Self-hosted background removal.' },
       components: { securitySchemes: { managedToken: { type: 'apiKey', in: 'header', name: 'Authorization' } } },
     },
+    transformObject: (document) => ('openapiObject' in document ? addErrorResponses(document.openapiObject) : document.swaggerObject),
   });
   await app.register(healthRoutes);
   await app.register(authTokenRoutes);
   await app.register(backgroundRoutes);
   await app.register(dashboardPlugin, { prefix: '/dashboard' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(apiReferencePlugin);
   return app;
 }
