@@ -18,6 +18,7 @@ export const SERVER_ERROR_STATUS = {
   unsupported_image_format: 415,
   image_decode_failed: 422,
   too_many_pixels: 422,
+  no_foreground: 422,
   rate_limited: 429,
   internal_error: 500,
   upstream_fetch_failed: 502,
