@@ -6,7 +6,6 @@ import { dashboardPlugin } from './dashboard/dashboard-plugin.js';
 import { apiReferencePlugin } from './http/api-reference.js';
 import { authPlugin } from './http/auth.js';
 import { errorHandlerPlugin } from './http/error-handler.js';
-import { addErrorResponses } from './http/openapi-errors.js';
 import { authTokenRoutes } from './http/routes/auth-token.js';
 import { backgroundRoutes } from './http/routes/background.js';
 import { healthRoutes } from './http/routes/health.js';
@@ -54,7 +53,6 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
       info: { title: 'Cutout', version: '1', description: 'Self-hosted background removal.' },
       components: { securitySchemes: { managedToken: { type: 'apiKey', in: 'header', name: 'Authorization' } } },
     },
-    transformObject: (document) => ('openapiObject' in document ? addErrorResponses(document.openapiObject) : document.swaggerObject),
   });
   await app.register(healthRoutes);
   await app.register(authTokenRoutes);
