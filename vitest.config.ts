@@ -1,6 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: {
+    // The tests run the client's source, so a change to it needs no build first. The CLI's
+    // child processes import its build (clients/typescript/dist, made by `npm install`).
+    alias: { '@cutout/client': fileURLToPath(new URL('./clients/typescript/src/index.ts', import.meta.url)) },
+  },
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',

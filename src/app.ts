@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { dashboardPlugin } from './dashboard/dashboard-plugin.js';
+import { apiReferencePlugin } from './http/api-reference.js';
 import { authPlugin } from './http/auth.js';
 import { errorHandlerPlugin } from './http/error-handler.js';
 import { authTokenRoutes } from './http/routes/auth-token.js';
@@ -58,5 +59,6 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
   await app.register(backgroundRoutes);
   await app.register(dashboardPlugin, { prefix: '/dashboard' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(apiReferencePlugin);
   return app;
 }

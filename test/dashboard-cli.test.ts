@@ -107,4 +107,39 @@ describe('cutout accounts, and tokens --account', () => {
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(revoked.stdout).toContain('Revoked user token "theirs"');
   });
+
+  it('set-password gives the account a new password from stdin and signs out every session of it, and only of it', { timeout: 2 * CLI_TIMEOUT }, async () => {
+    const NEW_PASSWORD = 'a brand new password';
+    let store = await openSqliteStore(dataDir);
+    const accounts = new AccountService(store, { sessionTtl: 3600 });
+    const [laptop, phone] = [await accounts.startSession((await accounts.authenticate('owner@example.com', PASSWORD))!.id), await accounts.startSession((await accounts.authenticate('owner@example.com', PASSWORD))!.id)];
+    const theirs = await accounts.startSession((await accounts.authenticate('second@example.com', PASSWORD))!.id);
+    await store.close();
+
+    const [unknown, weak] = await Promise.all([
+      cutout(dataDir, ['accounts', 'set-password', '--email', 'nobody@example.com'], `${NEW_PASSWORD}\n`),
+      cutout(dataDir, ['accounts', 'set-password', '--email', 'owner@example.com'], 'short\n'),
+    ]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no account "nobody@example.com"');
+    expect(weak.code).toBe(2);
+    expect(weak.stderr).toContain('at least 10 characters');
+
+    const set = await cutout(dataDir, ['accounts', 'set-password', '--email', 'Owner@Example.com'], `${NEW_PASSWORD}\nignored\n`);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toBe('Set a new password for owner@example.com; signed out 2 dashboard sessions.\n');
+    expect(set.stdout + set.stderr).not.toContain(NEW_PASSWORD);
+
+    store = await openSqliteStore(dataDir);
+    try {
+      const after = new AccountService(store, { sessionTtl: 3600 });
+      expect(await after.authenticate('owner@example.com', PASSWORD)).toBeUndefined();
+      expect(await after.authenticate('owner@example.com', NEW_PASSWORD)).toMatchObject({ email: 'owner@example.com' });
+      expect(await after.findSession(laptop.secret)).toBeUndefined();
+      expect(await after.findSession(phone.secret)).toBeUndefined();
+      expect(await after.findSession(theirs.secret)).toMatchObject({ account: { email: 'second@example.com' } });
+    } finally {
+      await store.close();
+    }
+  });
 });

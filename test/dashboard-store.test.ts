@@ -65,6 +65,23 @@ for (const engine of storeEngines()) {
       expect(await fresh.store.findDashboardSession(live)).toBeUndefined();
     });
 
+    it('sets a new password hash and deletes every session of that account, and only of that account', async () => {
+      const owner = await fresh.store.createAccount(newAccount('owner@example.com'));
+      const other = await fresh.store.createAccount(newAccount('other@example.com', 1));
+      const [laptop, phone, theirs] = [hash(), hash(), hash()];
+      await fresh.store.createDashboardSession(laptop, owner.id, at(0), at(3600));
+      await fresh.store.createDashboardSession(phone, owner.id, at(0), at(3600));
+      await fresh.store.createDashboardSession(theirs, other.id, at(0), at(3600));
+
+      expect(await fresh.store.setAccountPassword(owner.id, 'scrypt$new')).toBe(2);
+      expect((await fresh.store.findAccountByEmail('owner@example.com'))?.passwordHash).toBe('scrypt$new');
+      expect(await fresh.store.findDashboardSession(laptop)).toBeUndefined();
+      expect(await fresh.store.findDashboardSession(phone)).toBeUndefined();
+      expect(await fresh.store.findDashboardSession(theirs)).toMatchObject({ account: other });
+      expect((await fresh.store.findAccountByEmail('other@example.com'))?.passwordHash).not.toBe('scrypt$new');
+      expect(await fresh.store.setAccountPassword(randomUUID(), 'scrypt$none')).toBeUndefined();
+    });
+
     it('adds removals up per token and day, and lists one account’s from a day on', async () => {
       const mine = await fresh.store.createAccount(newAccount('mine@example.com'));
       const theirs = await fresh.store.createAccount(newAccount('theirs@example.com', 1));

@@ -4,9 +4,12 @@ import { ConfigError, loadConfig } from '../config.js';
 import { AccountInputError, AccountService, normalizeEmail } from '../dashboard/account-service.js';
 import { openStore } from '../store/open-store.js';
 import { AccountEmailTakenError, TokenNameTakenError, type Account, type UserToken } from '../store/store.js';
+import { UsageError } from './usage-error.js';
 
 const USAGE = `Usage:
+  cutout remove <files, folders or URLs…> -o OUTDIR [--format webp …]   through a server, over HTTP (cutout remove --help)
   cutout accounts create --email EMAIL    asks for the password (or reads its first line from stdin)
+  cutout accounts set-password --email EMAIL   likewise; signs out every dashboard session of the account
   cutout accounts list
   cutout tokens create --name NAME [--expires YYYY-MM-DD] [--account EMAIL]   prints the new Token ID on its last line
   cutout tokens list [--account EMAIL]
@@ -14,8 +17,6 @@ const USAGE = `Usage:
 
 --account defaults to the only account (tokens made while there is none go to the first one created).
 Uses the same environment as the server (DATABASE_URL, CUTOUT_DATA_DIR, …).`;
-
-class UsageError extends Error {}
 
 function status(token: UserToken, now: string): string {
   if (token.revokedAt) return 'revoked';
@@ -74,7 +75,7 @@ function promptHidden(question: string): Promise<string> {
   });
 }
 
-/** The new account's password: asked twice on a terminal, else the first line of stdin. */
+/** A new password: asked twice on a terminal, else the first line of stdin. */
 async function readNewPassword(): Promise<string> {
   if (process.stdin.isTTY) {
     const password = await promptHidden('Password: ');
@@ -96,6 +97,13 @@ async function accountsCommand(args: string[], accounts: AccountService, tokens:
     const account = await accounts.createAccount(email, await readNewPassword());
     const owned = (await tokens.listUserTokens(account.id)).length;
     console.log(`Created account ${account.email}; its owner signs in at /dashboard.${owned ? ` It owns the ${owned} user tokens made before.` : ''}`);
+  } else if (action === 'set-password') {
+    const email = values.email?.trim();
+    if (!email) throw new UsageError('accounts set-password needs --email EMAIL');
+    // Before asking for the password: an unknown email should not cost the operator a typing.
+    const account = await resolveAccount(accounts, email);
+    const { endedSessions } = await accounts.setPassword(account!.email, await readNewPassword());
+    console.log(`Set a new password for ${account!.email}; signed out ${endedSessions} dashboard session${endedSessions === 1 ? '' : 's'}.`);
   } else if (action === 'list') {
     const all = await accounts.listAccounts();
     if (all.length === 0) console.log('No accounts yet: cutout accounts create --email EMAIL');
@@ -147,6 +155,11 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command ? 0 : 2;
   }
+  if (command === 'remove') {
+    // An HTTP client of any server: it needs neither the server's configuration nor its store.
+    const { removeCommand } = await import('./remove-command.js');
+    return removeCommand(rest, process.env, process);
+  }
   const config = loadConfig(process.env);
   const store = await openStore(config);
   try {
@@ -166,7 +179,7 @@ try {
 } catch (error) {
   if (error instanceof UsageError || error instanceof ConfigError || error instanceof TokenNameTakenError || error instanceof AccountInputError || error instanceof AccountEmailTakenError) {
     console.error(`cutout: ${error.message}`);
-    if (error instanceof UsageError) console.error(USAGE);
+    if (error instanceof UsageError) console.error(process.argv[2] === 'remove' ? 'See cutout remove --help.' : USAGE);
     process.exitCode = 2;
   } else {
     console.error(error);

@@ -61,6 +61,23 @@ export class AccountService {
     return this.#store.createAccount({ id: randomUUID(), email: normalizeEmail(email), passwordHash: await hashPassword(password), createdAt: this.#now().toISOString() });
   }
 
+  /**
+   * Gives the account with this email a new password and signs out every session of it.
+   * Throws {@link AccountInputError} for an unknown email or a weak password; returns the
+   * account and how many sessions were ended.
+   *
+   * @example await accounts.setPassword('owner@example.com', 'a new long password') // { account, endedSessions: 2 }
+   */
+  async setPassword(email: string, password: string): Promise<{ account: Account; endedSessions: number }> {
+    const found = await this.#store.findAccountByEmail(normalizeEmail(email));
+    if (!found) throw new AccountInputError(`There is no account ${JSON.stringify(email)}.`);
+    const problem = passwordProblem(password);
+    if (problem) throw new AccountInputError(problem);
+    const endedSessions = await this.#store.setAccountPassword(found.id, await hashPassword(password));
+    if (endedSessions === undefined) throw new AccountInputError(`There is no account ${JSON.stringify(email)}.`);
+    return { account: { id: found.id, email: found.email, createdAt: found.createdAt }, endedSessions };
+  }
+
   listAccounts(): Promise<Account[]> {
     return this.#store.listAccounts();
   }

@@ -18,9 +18,24 @@ const Problem = Type.Object(
   { description: 'RFC 9457 problem details.' },
 );
 
+/** Sent with every answer, errors included. */
+export const REQUEST_ID_HEADER = {
+  'x-request-id': { type: 'string', description: 'The request id, as in error bodies and the server log. A client may send its own: up to 128 of A-Z a-z 0-9 . _ -' },
+} as const;
+
+/** Sent with every background answer (the limit is per user token). */
+export const RATE_LIMIT_HEADERS = {
+  'ratelimit-limit': { type: 'integer', description: 'Removals this user token may request per window.' },
+  'ratelimit-remaining': { type: 'integer', description: 'Removals left in this window.' },
+  'ratelimit-reset': { type: 'integer', description: 'Seconds until the window starts again.' },
+} as const;
+
+const RETRY_AFTER = { 'retry-after': { type: 'integer', description: 'Seconds to wait before sending the request again.' } } as const;
+
 /**
  * The error answers of a route, one entry per status, each listing the registered codes it
- * may carry, for the OpenAPI description (`application/problem+json`).
+ * may carry, for the OpenAPI description (`application/problem+json`), with their headers:
+ * `x-request-id`, `retry-after` on 429 and 503, and the rate limit's on 429.
  *
  * @example response: { 200: …, ...problemResponses([400, 401, 503]) }
  */
@@ -30,7 +45,8 @@ export function problemResponses(statuses: readonly number[]): Record<number, un
       const codes = Object.entries(ERRORS)
         .filter(([, entry]) => entry.status === status)
         .map(([code, entry]) => `\`${code}\`: ${entry.message}`);
-      return [status, { description: codes.join(' '), content: { 'application/problem+json': { schema: Problem } } }];
+      const headers = { ...REQUEST_ID_HEADER, ...(status === 429 || status === 503 ? RETRY_AFTER : {}), ...(status === 429 ? RATE_LIMIT_HEADERS : {}) };
+      return [status, { description: codes.join(' '), headers, content: { 'application/problem+json': { schema: Problem } } }];
     }),
   );
 }
@@ -43,5 +59,6 @@ export const ANSWER_HEADERS = {
   'x-foreground-left': { type: 'integer', description: "Left of the subject's box in the input's pixels." },
   'x-foreground-width': { type: 'integer', description: "Width of the subject's box in the input's pixels." },
   'x-foreground-height': { type: 'integer', description: "Height of the subject's box in the input's pixels." },
-  'x-request-id': { type: 'string', description: 'The request id, as in error bodies and the server log.' },
+  ...REQUEST_ID_HEADER,
+  ...RATE_LIMIT_HEADERS,
 } as const;

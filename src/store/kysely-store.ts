@@ -133,6 +133,15 @@ export function createKyselyStore(db: Kysely<Database>): Store {
       return row && { ...toAccount(row), passwordHash: row.password_hash };
     },
 
+    async setAccountPassword(accountId, passwordHash) {
+      return db.transaction().execute(async (trx) => {
+        const updated = await trx.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', accountId).executeTakeFirst();
+        if (Number(updated.numUpdatedRows) === 0) return undefined;
+        const deleted = await trx.deleteFrom('dashboard_sessions').where('account_id', '=', accountId).executeTakeFirst();
+        return Number(deleted.numDeletedRows);
+      });
+    },
+
     async createDashboardSession(tokenHash, accountId, createdAt, expiresAt) {
       await db.insertInto('dashboard_sessions').values({ token_hash: tokenHash, account_id: accountId, created_at: createdAt, expires_at: expiresAt }).execute();
     },

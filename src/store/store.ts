@@ -109,6 +109,12 @@ export interface Store {
   /** Oldest first. */
   listAccounts(): Promise<Account[]>;
   findAccountByEmail(email: string): Promise<(Account & { passwordHash: string }) | undefined>;
+  /**
+   * Replaces an account's password hash and deletes every dashboard session of the account,
+   * in one transaction: whoever knew the old password is signed out with it. Returns how many
+   * sessions were deleted, or undefined when there is no such account.
+   */
+  setAccountPassword(accountId: string, passwordHash: string): Promise<number | undefined>;
   createDashboardSession(tokenHash: string, accountId: string, createdAt: string, expiresAt: string): Promise<void>;
   findDashboardSession(tokenHash: string): Promise<DashboardSession | undefined>;
   deleteDashboardSession(tokenHash: string): Promise<void>;

@@ -32,7 +32,7 @@ export function renderPage(options: PageOptions): string {
   const nav = session
     ? html`<nav class="nav" aria-label="Dashboard">${NAV.map(
         ([section, label, href]) => html`<a href="${href}"${section === active ? html` aria-current="page"` : ''}>${label}</a>`,
-      )}</nav>
+      )}<a href="/docs">API reference</a></nav>
       <div class="who"><span class="email">${session.account.email}</span>
         <form method="post" action="/dashboard/sign-out">${csrfField(csrf)}<button class="button link" type="submit">Sign out</button></form>
       </div>`

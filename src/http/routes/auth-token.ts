@@ -1,12 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
+import { problemResponses, REQUEST_ID_HEADER } from '../openapi-schemas.js';
 
-const TokenResponse = Type.Object({
-  managed_token: Type.String({ description: 'Send this as the Authorization header of background requests.' }),
-  token_type: Type.Literal('managed'),
-  expires_in: Type.Integer({ description: 'Seconds until the managed token expires.' }),
-  expires_at: Type.String({ format: 'date-time' }),
-});
+const TokenResponse = Type.Object(
+  {
+    managed_token: Type.String({ description: 'Send this as the Authorization header of background requests.' }),
+    token_type: Type.Literal('managed'),
+    expires_in: Type.Integer({ description: 'Seconds until the managed token expires.' }),
+    expires_at: Type.String({ format: 'date-time' }),
+  },
+  // Only the OpenAPI description reads it (@fastify/swagger's response headers).
+  { headers: REQUEST_ID_HEADER },
+);
 
 /** The token flow: a user token's Token ID (header `token`) for a managed token. */
 export const authTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -16,7 +21,7 @@ export const authTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         summary: 'Exchange a user token for a managed token',
         headers: Type.Object({ token: Type.Optional(Type.String({ description: 'The Token ID of a user token.' })) }),
-        response: { 200: TokenResponse },
+        response: { 200: TokenResponse, ...problemResponses([401, 500]) },
       },
     },
     async (request) => {

@@ -1,0 +1,51 @@
+import { CutoutApiError } from './cutout-api-error.js';
+import type { HttpAnswer } from './http-attempt.js';
+
+/** The subject's bounding box in the input's (EXIF-oriented) pixels. */
+export interface ForegroundBox {
+  top: number;
+  left: number;
+  width: number;
+  height: number;
+}
+
+/** One removal's answer. */
+export interface RemovalResult {
+  /** The encoded image, exactly as the server sent it. */
+  bytes: Uint8Array;
+  /** Its type: `image/png`, `image/webp` or `image/jpeg`. */
+  contentType: string;
+  /** The result's size in pixels (after any crop and resize). */
+  width: number;
+  height: number;
+  /** Where the model found the subject, or null when it found none. */
+  foreground: ForegroundBox | null;
+  /** The server's id of the request that answered (`x-request-id`). */
+  requestId: string;
+}
+
+/**
+ * Reads a 200 answer of a removal: raw image bytes and the `X-Width`, `X-Height`,
+ * `X-Foreground-*` headers. Anything else (a JSON Base64 answer from a server too old to
+ * send raw bytes) is `unexpected_response`, not a guess.
+ */
+export function readRemovalResult(answer: HttpAnswer): RemovalResult {
+  const contentType = answer.headers.get('content-type')?.split(';')[0].trim().toLowerCase() ?? '';
+  const requestId = answer.headers.get('x-request-id') ?? '';
+  const unexpected = (detail: string) => new CutoutApiError({ status: answer.status, code: 'unexpected_response', detail, requestId });
+  if (!contentType.startsWith('image/')) {
+    throw unexpected(`The answer is ${contentType || 'untyped'}, not an image: this server does not send raw image bytes (it predates Cutout's output options).`);
+  }
+  const width = integerHeader(answer.headers, 'x-width');
+  const height = integerHeader(answer.headers, 'x-height');
+  if (width === undefined || height === undefined) throw unexpected('The answer has no X-Width and X-Height headers.');
+  const box = ['top', 'left', 'width', 'height'].map((side) => integerHeader(answer.headers, `x-foreground-${side}`));
+  const [top, left, boxWidth, boxHeight] = box;
+  const foreground = top !== undefined && left !== undefined && boxWidth !== undefined && boxHeight !== undefined ? { top, left, width: boxWidth, height: boxHeight } : null;
+  return { bytes: answer.body, contentType, width, height, foreground, requestId };
+}
+
+function integerHeader(headers: Headers, name: string): number | undefined {
+  const value = headers.get(name);
+  return value !== null && /^\d+$/.test(value.trim()) ? Number(value) : undefined;
+}

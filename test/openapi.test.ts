@@ -1,0 +1,137 @@
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import openapiTS, { astToString } from 'openapi-typescript';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OUTPUT_OPTION_NAMES } from '@cutout/client';
+import { ERRORS } from '../src/errors.js';
+import { ModelService } from '../src/model/model-service.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { fakeSegmenter } from './helpers/fake-segmenter.js';
+import { makePhoto } from './helpers/images.js';
+
+/**
+ * The OpenAPI document the server serves (/api/v1/openapi.json, rendered at /docs): a
+ * standard validator accepts it, it describes every option, header and error, and the client
+ * that openapi-typescript and openapi-fetch make of it type-checks against a small program
+ * (test/fixtures/generated-client/example.ts), which then runs against the server.
+ */
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const REMOVALS = ['/api/v1/background/remove/url', '/api/v1/background/remove/base64', '/api/v1/background/remove/multipart'];
+const RESULT_HEADERS = ['X-Width', 'X-Height', 'X-Foreground-Top', 'X-Foreground-Left', 'X-Foreground-Width', 'X-Foreground-Height'];
+
+interface Response {
+  description: string;
+  headers?: Record<string, { description?: string }>;
+  content?: Record<string, { schema?: unknown }>;
+}
+interface Operation {
+  description?: string;
+  requestBody?: { content: Record<string, { schema: { properties?: Record<string, { description?: string }> } }> };
+  responses: Record<string, Response>;
+}
+interface Document {
+  paths: Record<string, { post: Operation }>;
+}
+
+describe('the OpenAPI document', () => {
+  let t: TestApp;
+  let origin: string;
+  let document: Document;
+
+  beforeAll(async () => {
+    // The document needs no model; a fake one answers the generated client's removal at once.
+    t = await startTestApp({ rateLimit: 0 }, { model: ModelService.ofSegmenter(fakeSegmenter()) });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    document = (await (await fetch(`${origin}/api/v1/openapi.json`)).json()) as Document;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('passes a standard validator (@apidevtools/swagger-parser), and is the one /docs renders', async () => {
+    await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
+    expect(await (await fetch(`${origin}/docs/json`)).json()).toEqual(document);
+  });
+
+  it('describes every registered error, each code under its status, with x-request-id on every answer and Retry-After on 429 and 503', () => {
+    const documented = new Set<string>();
+    for (const [path, { post }] of Object.entries(document.paths)) {
+      for (const [status, response] of Object.entries(post.responses)) {
+        const headers = Object.keys(response.headers ?? {}).map((name) => name.toLowerCase());
+        expect(headers, `${path} ${status}`).toContain('x-request-id');
+        if (status === '429' || status === '503') expect(headers, `${path} ${status}`).toContain('retry-after');
+        if (status === '200') continue;
+        const problem = response.content?.['application/problem+json']?.schema as { properties: { code: { enum: string[] } } } | undefined;
+        expect(problem?.properties.code.enum.sort(), `${path} ${status}`).toEqual(Object.keys(ERRORS).sort());
+        for (const [code, entry] of Object.entries(ERRORS)) {
+          if (response.description.includes(`\`${code}\``)) {
+            expect(String(entry.status), `${code} under ${path} ${status}`).toBe(status);
+            documented.add(code);
+          }
+        }
+      }
+    }
+    // Every code but not_found (no endpoint to hang it on) is some endpoint's answer.
+    expect([...documented].sort()).toEqual(Object.keys(ERRORS).filter((code) => code !== 'not_found').sort());
+    for (const path of REMOVALS) expect(Object.keys(document.paths[path].post.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '415', '422', '429', '503', '504']));
+    expect(Object.keys(document.paths['/api/v1/auth/token'].post.responses)).toEqual(expect.arrayContaining(['200', '401']));
+  });
+
+  it('describes every output option of the three removals, and the headers and image types of their answers', () => {
+    for (const path of ['/api/v1/background/remove/url', '/api/v1/background/remove/base64']) {
+      const properties = document.paths[path].post.requestBody!.content['application/json'].schema.properties!;
+      for (const option of OUTPUT_OPTION_NAMES) expect(properties[option]?.description, `${path}: ${option}`).toBeTruthy();
+    }
+    const form = document.paths['/api/v1/background/remove/multipart'].post.requestBody!.content['multipart/form-data'].schema.properties!;
+    for (const field of ['file', ...OUTPUT_OPTION_NAMES]) expect(form[field]?.description, `multipart: ${field}`).toBeTruthy();
+    for (const path of REMOVALS) {
+      const ok = document.paths[path].post.responses['200'];
+      const headers = Object.fromEntries(Object.entries(ok.headers ?? {}).map(([name, header]) => [name.toLowerCase(), header]));
+      for (const name of [...RESULT_HEADERS, 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) expect(headers[name.toLowerCase()]?.description, `${path}: ${name}`).toBeTruthy();
+      expect(Object.keys(ok.content ?? {}), path).toEqual(expect.arrayContaining(['application/json', 'image/png', 'image/webp', 'image/jpeg']));
+    }
+  });
+
+  it('makes a client with openapi-typescript and openapi-fetch that type-checks against a small program, which then runs', { timeout: 60_000 }, async () => {
+    // Inside the repository, so that the program finds openapi-fetch in node_modules.
+    await mkdir(join(ROOT, 'node_modules', '.cache'), { recursive: true });
+    const dir = await mkdtemp(join(ROOT, 'node_modules', '.cache', 'cutout-openapi-'));
+    try {
+      await writeFile(join(dir, 'cutout-api.ts'), astToString(await openapiTS(structuredClone(document) as never)));
+      await copyFile(join(ROOT, 'test', 'fixtures', 'generated-client', 'example.ts'), join(dir, 'example.ts'));
+      await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');
+      const program = ts.createProgram([join(dir, 'example.ts')], {
+        strict: true,
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        noEmit: true,
+        skipLibCheck: true,
+        types: ['node'],
+        typeRoots: [join(ROOT, 'node_modules', '@types')],
+      });
+      const problems = ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+      expect(problems).toEqual([]);
+
+      const photo = (await makePhoto('png', 64, 48)).toString('base64');
+      const { tokenId } = await t.tokens.createUserToken('generated-client');
+      const output = await new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, ['--import', 'tsx', join(dir, 'example.ts'), photo], { cwd: ROOT, env: { ...process.env, CUTOUT_URL: origin, CUTOUT_TOKEN_ID: tokenId } }, (error, stdout, stderr) =>
+          error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+        ),
+      );
+      const printed = JSON.parse(output) as { expiresIn: number; base64Length: number };
+      expect(printed.expiresIn).toBe(t.config.managedTokenTtl);
+      expect(printed.base64Length).toBeGreaterThan(100);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
