@@ -3,6 +3,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { CutoutError } from '../errors.js';
+import { untilAborted } from '../until-aborted.js';
 import { addressPolicy, parseAddress, type AddressPolicy } from './address-policy.js';
 
 const USER_AGENT = 'Cutout/0.1 (+background removal)';
@@ -56,7 +57,7 @@ export async function fetchImageWithPolicy(url: string, options: FetchImageOptio
     let target = checkUrl(url, options, field);
     for (let redirects = 0; ; redirects++) {
       const subject = redirects === 0 ? field : `${field} redirect ${redirects}`;
-      const addresses = await raceAbort(resolveAllowed(target, subject, options.lookup ?? dnsLookup, policy), deadline.signal);
+      const addresses = await untilAborted(resolveAllowed(target, subject, options.lookup ?? dnsLookup, policy), deadline.signal);
       const response = await request(target, addresses, deadline.signal);
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
@@ -219,25 +220,6 @@ async function readBody(response: IncomingMessage, maxBytes: number): Promise<Bu
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, total);
-}
-
-/** Rejects with the signal's reason as soon as it aborts, for steps that cannot be cancelled (DNS). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /**

@@ -4,6 +4,7 @@ import { CutoutError } from '../errors.js';
 import type { InferenceQueue } from '../inference/inference-queue.js';
 import type { ModelService } from '../model/model-service.js';
 import { fetchImage } from '../fetch/fetch-image.js';
+import { untilAborted } from '../until-aborted.js';
 import type { AnswerFormat } from '../pipeline/answer-spec.js';
 import type { FinishThread } from '../pipeline/finish-thread.js';
 import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
@@ -110,14 +111,4 @@ export class RemovalService {
     work.catch(() => {});
     return untilAborted(work, signal);
   }
-}
-
-/** Settles like `work`, or rejects with the signal's reason as soon as it aborts. */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

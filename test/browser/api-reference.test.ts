@@ -1,12 +1,12 @@
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelService } from '../../src/model/model-service.js';
 import { fakeSegmenter } from '../helpers/fake-segmenter.js';
+import { haveChromium, launchChromium } from './chromium.js';
 import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
 
 /**
@@ -15,13 +15,6 @@ import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
  * endpoint, loads nothing from anywhere else, and breaks no rule of its Content-Security-Policy
  * (a violation is a console error). The page needs no model: a fake one keeps this file fast.
  */
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  if (process.env.CI) throw new Error(`${CHROMIUM} is missing; .ci/run installs it with apt-get install chromium`);
-  process.stderr.write(`\n[cutout tests] browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium)\n\n`);
-}
 
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'a long enough password';
@@ -41,10 +34,7 @@ describe.skipIf(!haveChromium)('the API reference in a browser', () => {
     t = await startDashboardApp({ ownerEmail: EMAIL, ownerPassword: PASSWORD }, { model: ModelService.ofSegmenter(fakeSegmenter()) });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1100, height: 800 } })).newPage();
     page.on('request', (request) => {
       const url = request.url();

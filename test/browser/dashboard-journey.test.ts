@@ -1,12 +1,12 @@
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alphaAt, makePhoto } from '../helpers/images.js';
+import { haveChromium, launchChromium } from './chromium.js';
 import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
 
 /**
@@ -17,14 +17,6 @@ import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
  * CUTOUT_SCREENSHOT_DIR (default: a temporary directory, removed after); the README shows
  * `03-token-created.png` and `04-try-it.png` from `docs/screenshots`.
  */
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  // CI installs Chromium (.ci/run): there, a missing browser is a failure, not a skip.
-  if (process.env.CI) throw new Error(`${CHROMIUM} is missing; .ci/run installs it with apt-get install chromium`);
-  process.stderr.write(`\n[cutout tests] browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium)\n\n`);
-}
 
 const PASSWORD = 'a long enough password';
 const EMAIL = 'owner@example.com';
@@ -55,11 +47,7 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
     t = await startDashboardApp({ rateLimit: 0 });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      // Playwright gives each launch a fresh, empty profile directory of its own.
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1000, height: 760 }, acceptDownloads: true });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
     page = await context.newPage();
