@@ -24,18 +24,27 @@ export const DEFAULT_PNG_COMPRESSION: PngCompression = 'fast';
  * @example const png = await encodePng(rgba)
  */
 export async function encodePng(cutout: RawImage, compression: PngCompression = DEFAULT_PNG_COMPRESSION): Promise<Buffer> {
-  if (cutout.channels !== 4) throw new Error(`encodePng needs RGBA, got ${cutout.channels} channels`);
   const png = await encodeWithTransformer(cutout, compression === 'small' ? CompressionType.Default : CompressionType.Fast);
-  // The Transformer keeps its own copy of the pixels (4 bytes a pixel) until V8 collects it,
-  // and V8 is not told about that memory, so under load the copies piled up by the hundreds
-  // of megabytes (docs/benchmarks.md). It is garbage now, still young: a scavenge frees it.
+  // The Transformer keeps its own copy of the pixels until V8 collects it, and V8 is not told
+  // about that memory, so under load the copies piled up by the hundreds of megabytes
+  // (docs/benchmarks.md). It is garbage now, still young: a scavenge frees it.
   collectYoungGarbage({ type: 'minor' });
   return png;
 }
 
-/** The encode itself, in a function of its own so that no frame of encodePng still holds the Transformer. */
-function encodeWithTransformer(cutout: RawImage, compressionType: CompressionType): Promise<Buffer> {
-  return Transformer.fromRgbaPixels(cutout.data, cutout.width, cutout.height).png({ compressionType, filterType: FilterType.Up });
+/**
+ * The encode itself, in a function of its own so that no frame of encodePng still holds the
+ * Transformer. RGBA goes in as pixels; grey (a mask) and RGB (a cut-out on an opaque
+ * background) as the PGM or PPM the Transformer reads, so they are written as one- and
+ * three-channel PNGs.
+ */
+function encodeWithTransformer(image: RawImage, compressionType: CompressionType): Promise<Buffer> {
+  const { data, width, height, channels } = image;
+  const transformer =
+    channels === 4
+      ? Transformer.fromRgbaPixels(data, width, height)
+      : new Transformer(Buffer.concat([Buffer.from(`${channels === 1 ? 'P5' : 'P6'}\n${width} ${height}\n255\n`), data]));
+  return transformer.png({ compressionType, filterType: FilterType.Up });
 }
 
 /** V8's `gc`, which `--expose-gc` gives to contexts made after it is set. */
@@ -45,26 +54,30 @@ const collectYoungGarbage = ((): ((options: { type: 'minor' }) => void) => {
 })();
 
 /**
- * The settings of the other encodings, chosen from their measured cost and size
- * (docs/benchmarks.md, "Encoding WebP and JPEG").
+ * The lossy encodings' settings, chosen from their measured cost, size and error
+ * (docs/benchmarks.md, "Encoding WebP and JPEG"): WebP's effort 0, because every higher one
+ * costs much more time for the bytes it saves; JPEG without mozjpeg, which costs several
+ * times as long; a mask as JPEG at quality 100, so that no level is off by more than 2.
  */
-const WEBP = { quality: 80, effort: 2 } as const;
+const WEBP = { quality: 80, effort: 0 } as const;
+const WEBP_MASK = { lossless: true, effort: 0 } as const;
 const JPEG = { quality: 90, mozjpeg: false } as const;
+const JPEG_MASK = { quality: 100, mozjpeg: false } as const;
 
 /**
- * The answer's bytes in the format the request chose. RGBA for PNG and WebP (4 channels;
- * WebP keeps the alpha exactly, lossless); RGB or RGBA for JPEG, whose alpha must be opaque
- * (the steps before flatten it onto the background); one channel for a mask (`channels:
- * alpha`): PNG and WebP keep it exactly (WebP losslessly), JPEG as greyscale.
+ * The answer's bytes in the format the request chose, from RGBA (a cut-out), RGB (a cut-out
+ * on an opaque background) or one channel (a mask, `channels: alpha`). PNG is exact; WebP
+ * keeps the alpha and a mask exactly (losslessly) and the colours at quality 80; JPEG has no
+ * alpha, so an RGBA image must be opaque by then (the steps before lay it on a background),
+ * and a mask is a greyscale JPEG within 2 levels of the PNG's.
  *
  * @example const bytes = await encodeAnswer(cutout, 'webp')
  */
 export async function encodeAnswer(image: RawImage, format: AnswerFormat, pngCompression: PngCompression = DEFAULT_PNG_COMPRESSION): Promise<Buffer> {
-  if (format === 'png' && image.channels === 4) return encodePng(image, pngCompression);
+  if (format === 'png') return encodePng(image, pngCompression);
   const raw = sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } });
   // A one-channel image would be written as sRGB unless told to stay grey.
   const pipeline = image.channels === 1 ? raw.toColourspace('b-w') : raw;
-  if (format === 'png') return pipeline.png({ compressionLevel: pngCompression === 'small' ? 6 : 1, adaptiveFiltering: false }).toBuffer();
-  if (format === 'webp') return (image.channels === 1 ? pipeline.webp({ lossless: true, effort: WEBP.effort }) : pipeline.webp(WEBP)).toBuffer();
-  return (image.channels === 4 ? pipeline.removeAlpha() : pipeline).jpeg(JPEG).toBuffer();
+  if (format === 'webp') return pipeline.webp(image.channels === 1 ? WEBP_MASK : WEBP).toBuffer();
+  return (image.channels === 4 ? pipeline.removeAlpha() : pipeline).jpeg(image.channels === 1 ? JPEG_MASK : JPEG).toBuffer();
 }
