@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AttemptThrottle } from '../src/dashboard/attempt-throttle.js';
 import { html } from '../src/dashboard/html.js';
 import { hashPassword, passwordProblem, verifyPassword } from '../src/dashboard/passwords.js';
-import { SetupCode } from '../src/dashboard/setup-code.js';
+import { generateSetupCode, SetupCode } from '../src/dashboard/setup-code.js';
 import { usageChart } from '../src/dashboard/usage-chart.js';
 import { errorRate, lastDays, summarizeUsage } from '../src/dashboard/usage-summary.js';
 
@@ -58,15 +58,24 @@ describe('AttemptThrottle', () => {
 });
 
 describe('SetupCode', () => {
-  it('is 12 unambiguous characters in groups, matched loosely and only until used', () => {
-    const code = SetupCode.generate();
+  it('is 12 unambiguous characters in groups, matched loosely and only until used', async () => {
+    const consumed: string[] = [];
+    const code = new SetupCode(generateSetupCode(), async (used) => (consumed.push(used), true));
     expect(code.value).toMatch(/^[A-HJKMNP-Z2-9]{4}-[A-HJKMNP-Z2-9]{4}-[A-HJKMNP-Z2-9]{4}$/);
     expect(code.matches(code.value!.toLowerCase().replaceAll('-', ' '))).toBe(true);
     expect(code.matches(code.value!.slice(0, -1))).toBe(false);
     expect(code.matches('')).toBe(false);
-    code.use();
+    const value = code.value;
+    expect(await code.use()).toBe(true);
+    expect(consumed).toEqual([value]);
     expect(code.value).toBeUndefined();
+    expect(await code.use()).toBe(false);
     expect(new SetupCode().matches('')).toBe(false);
+  });
+
+  it('is refused when the store says another replica used it first', async () => {
+    const code = new SetupCode(generateSetupCode(), async () => false);
+    expect(await code.use()).toBe(false);
   });
 });
 

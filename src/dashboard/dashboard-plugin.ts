@@ -38,7 +38,7 @@ export const dashboardPlugin: FastifyPluginAsync = async (app) => {
   const accounts = new AccountService(app.store, { sessionTtl: app.config.sessionTtl });
   const services: DashboardServices = {
     accounts,
-    setupCode: await prepareFirstAccount(app.config, accounts, app.log),
+    setupCode: await prepareFirstAccount(app.config, accounts, app.store, app.log),
     accountThrottle: new AttemptThrottle({ maxFailures: 5, windowMs: FIFTEEN_MINUTES }),
     addressThrottle: new AttemptThrottle({ maxFailures: 20, windowMs: FIFTEEN_MINUTES }),
   };

@@ -39,7 +39,8 @@ export const accountRoutes: FastifyPluginAsync = async (app) => {
     }
     const problem = newAccountProblem(email, password) ?? (password === formField(request, 'password_again') ? undefined : 'The two passwords differ.');
     if (problem) return refuse(problem, 400);
-    setupCode.use();
+    // Another request (at this replica or another one) may have used the code meanwhile.
+    if (!(await setupCode.use())) return reply.redirect('/dashboard/sign-in', 303);
     try {
       const account = await accounts.createAccount(email, password);
       request.log.info({ accountId: account.id }, 'dashboard: first account created through the setup page');
