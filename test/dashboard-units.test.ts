@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptThrottle } from '../src/dashboard/attempt-throttle.js';
+import { MemoryAttemptThrottle } from '../src/dashboard/attempt-throttle.js';
 import { html } from '../src/dashboard/html.js';
 import { hashPassword, passwordProblem, verifyPassword } from '../src/dashboard/passwords.js';
 import { generateSetupCode, SetupCode } from '../src/dashboard/setup-code.js';
@@ -35,25 +35,25 @@ describe('passwords', () => {
   });
 });
 
-describe('AttemptThrottle', () => {
-  it('blocks a key after its allowance of failures until the window ends; reset forgets', () => {
+describe('MemoryAttemptThrottle', () => {
+  it('blocks a key after its allowance of failures until the window ends; reset forgets', async () => {
     let now = 0;
-    const throttle = new AttemptThrottle({ maxFailures: 3, windowMs: 1000, now: () => now });
+    const throttle = new MemoryAttemptThrottle({ maxFailures: 3, windowMs: 1000, now: () => now });
     for (let i = 0; i < 3; i++) {
-      expect(throttle.blockedFor('a')).toBe(0);
-      throttle.fail('a');
+      expect(await throttle.blockedFor('a')).toBe(0);
+      await throttle.fail('a');
     }
     now = 400;
-    expect(throttle.blockedFor('a')).toBe(600);
-    expect(throttle.blockedFor('b')).toBe(0);
+    expect(await throttle.blockedFor('a')).toBe(600);
+    expect(await throttle.blockedFor('b')).toBe(0);
     now = 1000;
-    expect(throttle.blockedFor('a')).toBe(0);
-    throttle.fail('a');
-    throttle.fail('a');
-    throttle.fail('a');
-    expect(throttle.blockedFor('a')).toBeGreaterThan(0);
-    throttle.reset('a');
-    expect(throttle.blockedFor('a')).toBe(0);
+    expect(await throttle.blockedFor('a')).toBe(0);
+    await throttle.fail('a');
+    await throttle.fail('a');
+    await throttle.fail('a');
+    expect(await throttle.blockedFor('a')).toBeGreaterThan(0);
+    await throttle.reset('a');
+    expect(await throttle.blockedFor('a')).toBe(0);
   });
 });
 

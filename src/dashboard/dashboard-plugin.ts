@@ -2,7 +2,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync } from 'fastify';
 import { AccountService } from './account-service.js';
-import { AttemptThrottle } from './attempt-throttle.js';
+import { MemoryAttemptThrottle } from './attempt-throttle.js';
 import type { DashboardServices } from './dashboard-services.js';
 import { prepareFirstAccount } from './first-account.js';
 import { accountRoutes } from './routes/account-routes.js';
@@ -39,8 +39,8 @@ export const dashboardPlugin: FastifyPluginAsync = async (app) => {
   const services: DashboardServices = {
     accounts,
     setupCode: await prepareFirstAccount(app.config, accounts, app.store, app.log),
-    accountThrottle: new AttemptThrottle({ maxFailures: 5, windowMs: FIFTEEN_MINUTES }),
-    addressThrottle: new AttemptThrottle({ maxFailures: 20, windowMs: FIFTEEN_MINUTES }),
+    accountThrottle: new MemoryAttemptThrottle({ maxFailures: 5, windowMs: FIFTEEN_MINUTES }),
+    addressThrottle: new MemoryAttemptThrottle({ maxFailures: 20, windowMs: FIFTEEN_MINUTES }),
   };
   app.decorate('dashboard', services);
   // Pages, not API: keep every dashboard route out of the OpenAPI description.
