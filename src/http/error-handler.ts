@@ -43,8 +43,16 @@ export function toCutoutError(error: unknown): CutoutError {
   return new CutoutError('internal_error', undefined, { cause: error });
 }
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The registered code of the problem this reply sent, if it sent one (for the metrics). */
+    problemCode?: ErrorCode;
+  }
+}
+
 /** Sends a problem+json body for `error`, with its headers and the request id. */
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: CutoutError): FastifyReply {
+  reply.problemCode = error.code;
   return reply
     .code(error.status)
     .headers(error.headers)
@@ -58,6 +66,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
  */
 export const errorHandlerPlugin = fp(
   async (app) => {
+    app.decorateReply('problemCode', undefined);
     app.setErrorHandler((error, request, reply) => {
       const problem = toCutoutError(error);
       if (error instanceof StoreUnavailableError) {
