@@ -3,8 +3,11 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { RedisAttemptThrottle } from '../src/dashboard/redis-attempt-throttle.js';
+import { ModelService } from '../src/model/model-service.js';
 import { openRedis } from '../src/redis/open-redis.js';
+import { startDashboardApp, type DashboardApp } from './browser/dashboard-app.js';
 import { startCuttableProxy, targetOf } from './helpers/cuttable-proxy.js';
+import { fakeSegmenter } from './helpers/fake-segmenter.js';
 
 // The dashboard's sign-in throttle shared through Redis (issue 18): failures counted at one
 // replica block the key at every other one, and while Redis is away each replica still
@@ -79,6 +82,36 @@ describe.skipIf(!redisUrl)('sign-in throttle shared through Redis', () => {
       expect(await cut.throttle.blockedFor('10.0.0.8')).toBeGreaterThan(0);
     } finally {
       await proxy.close();
+    }
+  });
+});
+
+describe.skipIf(!redisUrl)('sign-in throttle across two apps on one store and one Redis', () => {
+  it('refuses the right password at one app after five wrong ones at the other', async () => {
+    const password = 'correct horse battery';
+    const email = `owner-${randomBytes(4).toString('hex')}@example.com`;
+    const model = ModelService.ofSegmenter(fakeSegmenter());
+    const a = await startDashboardApp({ redisUrl, ownerEmail: email, ownerPassword: password }, { model });
+    const b = await startDashboardApp({ redisUrl, dataDir: a.config.dataDir }, { model });
+    try {
+      const signIn = async (t: DashboardApp, pass: string) => {
+        const page = await t.app.inject({ method: 'GET', url: '/dashboard/sign-in' });
+        const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(page.body)![1];
+        const cookie = String(page.headers['set-cookie']).split(';')[0];
+        return t.app.inject({
+          method: 'POST',
+          url: '/dashboard/sign-in',
+          headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({ _csrf: csrf, email, password: pass }).toString(),
+        });
+      };
+      for (const t of [a, b, a, b, a]) expect((await signIn(t, 'wrong password')).statusCode).toBe(401);
+      const refused = await signIn(b, password);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.body).toContain('Too many failed sign-ins');
+    } finally {
+      await b.close();
+      await a.close();
     }
   });
 });

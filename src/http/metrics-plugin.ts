@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { CutoutError } from '../errors.js';
 import { CutoutMetrics, type RemovalTimings } from '../metrics/cutout-metrics.js';
+import './probe-log-controller.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -12,10 +13,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by a route that ran a removal: its queue wait and model step, for the histograms. */
     removalTimings?: RemovalTimings;
-  }
-  interface FastifyContextConfig {
-    /** A probe or a scrape (`/healthz`, `/readyz`, `/metrics`): logged at debug, not info. */
-    probe?: boolean;
   }
 }
 

@@ -1,5 +1,12 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A probe or a scrape (`/healthz`, `/readyz`, `/metrics`): its request lines are logged at debug, not info. */
+    probe?: boolean;
+  }
+}
+
 /**
  * Fastify's request logging, except for routes marked `config: { probe: true }` (health
  * checks and Prometheus scrapes), whose "incoming request" and "request completed" lines go

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import { openRedis } from '../redis/open-redis.js';
@@ -9,6 +11,9 @@ declare module 'fastify' {
   }
 }
 
+/** How long the start waits for Redis to be connected. */
+const CONNECT_WAIT_MS = 2000;
+
 /**
  * Opens the one Redis connection of the app when REDIS_URL is set, decorates it as
  * `app.redis`, and closes it with the app. The plugins that count across replicas declare
@@ -19,7 +24,13 @@ export const redisPlugin = fp(
     const { redisUrl } = app.config;
     const redis = redisUrl ? openRedis(redisUrl, app.log) : undefined;
     app.decorate('redis', redis);
-    if (redis) app.addHook('onClose', async () => void (await redis.quit().catch(() => redis.disconnect())));
+    if (!redis) return;
+    app.addHook('onClose', async () => void (await redis.quit().catch(() => redis.disconnect())));
+    // The connection queues nothing: give it a moment to be ready before the first requests,
+    // but do not hold the start for a Redis that is away (the app works without it).
+    const ready = new AbortController();
+    await Promise.race([once(redis, 'ready', { signal: ready.signal }).catch(() => {}), sleep(CONNECT_WAIT_MS, undefined, { ref: false })]);
+    ready.abort();
   },
   { name: 'cutout-redis', dependencies: ['cutout-services'] },
 );
