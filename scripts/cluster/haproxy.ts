@@ -19,6 +19,8 @@ export interface ClusterHaproxy {
   /** `http://127.0.0.1:<port>`: where the load goes. */
   origin: string;
   logPath: string;
+  /** The admin socket (see {@link askSocket}). */
+  socketPath: string;
   stats(): Promise<Record<string, ServerStat>>;
   destroy(): Promise<void>;
 }
@@ -72,6 +74,7 @@ export async function startHaproxy(root: string, dir: string, options: { port: n
   return {
     origin: `http://127.0.0.1:${options.port}`,
     logPath,
+    socketPath: socket,
     async stats() {
       const csv = await askSocket(socket, 'show stat');
       const [header, ...lines] = csv.replace(/^# /, '').trim().split('\n');
