@@ -18,7 +18,6 @@
  *   npm run cluster -- --keep            # keeps the temporary directory (logs) afterwards
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +35,8 @@ import { createNetwork, type ClusterNetwork } from './cluster/network.js';
 import { startPostgres, type ClusterPostgres } from './cluster/postgres.js';
 import { startRedis, type ClusterRedis } from './cluster/redis.js';
 import { Replica } from './cluster/replica.js';
-import { outcomeLabel, phaseTable, quantiles, type Phase } from './cluster/report.js';
+import { countProbeLogLines, measureAddedLatency, unfinishedRequests } from './cluster/observations.js';
+import { outcomeLabel, phaseTable, type Phase } from './cluster/report.js';
 import { available, freePort, sleep, waitFor } from './cluster/shell.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -354,45 +354,6 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
   process.stdout.write(`\n${checks.length - bad.length} of ${checks.length} checks held${bad.length ? `; FAILED: ${bad.map((c) => c.what).join('; ')}` : ''}\n`);
   await writeFile(join(cluster.dir, 'outcomes.json'), JSON.stringify({ phases, outcomes: load.outcomes, latency, countersBefore, countersAfter, memory }, null, 2));
   return bad.length ? 1 : 0;
-}
-
-/** The request ids a replica's log shows coming in without completing (pino's lines of the current and earlier runs). */
-async function unfinishedRequests(replica: Replica): Promise<Set<string>> {
-  const open = new Set<string>();
-  for (const line of (await readFile(replica.logPath, 'utf8')).split('\n')) {
-    const reqId = /"reqId":"([^"]+)"/.exec(line)?.[1];
-    if (!reqId) continue;
-    if (line.includes('"msg":"incoming request"')) open.add(reqId);
-    else if (line.includes('"msg":"request completed"')) open.delete(reqId);
-  }
-  return open;
-}
-
-/** GET /healthz alternately straight to a replica and through HAProxy, one kept-alive connection each. */
-async function measureAddedLatency(proxied: string, direct: string): Promise<{ direct: { p50: number; p99: number }; proxied: { p50: number; p99: number } }> {
-  const agents = { direct: new Agent({ keepAlive: true, maxSockets: 1 }), proxied: new Agent({ keepAlive: true, maxSockets: 1 }) };
-  const samples = { direct: [] as number[], proxied: [] as number[] };
-  for (let i = 0; i < 450; i++) {
-    for (const which of ['direct', 'proxied'] as const) {
-      const started = performance.now();
-      await request(which === 'direct' ? direct : proxied, 'GET', '/healthz', { agent: agents[which] });
-      if (i >= 50) samples[which].push(performance.now() - started);
-    }
-  }
-  agents.direct.destroy();
-  agents.proxied.destroy();
-  return { direct: quantiles(samples.direct), proxied: quantiles(samples.proxied) };
-}
-
-/** "incoming request" lines of /readyz and /healthz at info in the replicas' logs (HAProxy checks each every second). */
-async function countProbeLogLines(replicas: Replica[]): Promise<number> {
-  let count = 0;
-  for (const replica of replicas) {
-    for (const line of (await readFile(replica.logPath, 'utf8')).split('\n')) {
-      if (line.includes('"msg":"incoming request"') && /"url":"\/(readyz|healthz)"/.test(line) && line.includes('"level":30')) count++;
-    }
-  }
-  return count;
 }
 
 async function stopEverything(): Promise<void> {
