@@ -6,6 +6,16 @@ import { quantiles } from './report.js';
 
 // What the cluster run reads off the replicas and HAProxy to judge a phase.
 
+/** Every request id a replica's log shows coming in (pino's lines of the current and earlier runs). */
+export async function receivedRequests(replica: Replica): Promise<Set<string>> {
+  const seen = new Set<string>();
+  for (const line of (await readFile(replica.logPath, 'utf8')).split('\n')) {
+    const reqId = /"reqId":"([^"]+)"/.exec(line)?.[1];
+    if (reqId && line.includes('"msg":"incoming request"')) seen.add(reqId);
+  }
+  return seen;
+}
+
 /** The request ids a replica's log shows coming in without completing (pino's lines of the current and earlier runs). */
 export async function unfinishedRequests(replica: Replica): Promise<Set<string>> {
   const open = new Set<string>();
