@@ -16,6 +16,7 @@
  *
  *   npm run cluster                      # builds src/ into .cluster-build/, then runs
  *   npm run cluster -- --keep            # keeps the temporary directory (logs) afterwards
+ *   npm run cluster -- --loopback        # replicas on loopback ports even where namespaces can be made
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -87,7 +88,7 @@ async function main(): Promise<number> {
   const { warning } = await compileServer(ROOT, buildDir);
   if (warning) say(warning);
 
-  const network = await createNetwork(3, say);
+  const network = await createNetwork(3, say, { loopback: process.argv.includes('--loopback') });
   stoppers.push(() => network.teardown());
   say(`network: ${network.mode === 'netns' ? `a namespace per replica (${network.replicas.map((r) => r.host).join(', ')})` : 'loopback ports'}`);
 

@@ -27,9 +27,10 @@ export interface ClusterNetwork {
  * One network namespace per replica, joined to this host by a veth pair with a /24 of its
  * own (`10.B.i.0/24`: host `.1`, replica `.2`), so that each replica has its own address,
  * port 8080 as in production, and a kill leaves the host's network as it was. Falls back to
- * loopback ports when namespaces cannot be made (not root, no `ip`).
+ * loopback ports when namespaces cannot be made (not root, no `ip`), or when asked to.
  */
-export async function createNetwork(count: number, log: (line: string) => void): Promise<ClusterNetwork> {
+export async function createNetwork(count: number, log: (line: string) => void, options: { loopback?: boolean } = {}): Promise<ClusterNetwork> {
+  if (options.loopback) return loopback(count);
   try {
     return await createNamespaces(count);
   } catch (error) {
