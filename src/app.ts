@@ -6,6 +6,9 @@ import { dashboardPlugin } from './dashboard/dashboard-plugin.js';
 import { apiReferencePlugin } from './http/api-reference.js';
 import { authPlugin } from './http/auth.js';
 import { errorHandlerPlugin } from './http/error-handler.js';
+import { metricsPlugin } from './http/metrics-plugin.js';
+import { ProbeLogController } from './http/probe-log-controller.js';
+import { redisPlugin } from './http/redis-plugin.js';
 import { authTokenRoutes } from './http/routes/auth-token.js';
 import { backgroundRoutes } from './http/routes/background.js';
 import { healthRoutes } from './http/routes/health.js';
@@ -21,6 +24,8 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
   const { config } = services;
   const app = Fastify({
     logger,
+    // Health checks and scrapes come every second from every balancer: their lines at debug.
+    logController: new ProbeLogController(),
     // Base64 makes an image 4/3 larger; the JSON around it is small.
     bodyLimit: Math.ceil((config.maxImageBytes * 4) / 3) + 64 * 1024,
     genReqId: (request) => {
@@ -46,7 +51,9 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
   });
 
   await app.register(servicesPlugin, services);
+  await app.register(redisPlugin);
   await app.register(errorHandlerPlugin);
+  await app.register(metricsPlugin);
   await app.register(authPlugin);
   await app.register(swagger, {
     openapi: {

@@ -109,7 +109,11 @@ export const ConfigSchema = Type.Object({
     description: 'Background removals one user token may request per minute (429 past it); 0 turns the limit off.',
   }),
   redisUrl: Type.Optional(
-    Type.String({ env: 'REDIS_URL', pattern: '^rediss?://', description: 'Redis URL (redis://…) to share rate-limit counts between processes. Unset: counted in memory.' }),
+    Type.String({
+      env: 'REDIS_URL',
+      pattern: '^rediss?://',
+      description: 'Redis URL (redis://…) to share rate-limit counts and sign-in throttling between processes. Unset: counted in each process\'s memory.',
+    }),
   ),
   requestTimeoutMs: Type.Integer({
     env: 'CUTOUT_REQUEST_TIMEOUT_MS',
@@ -123,6 +127,25 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     description: 'On SIGTERM or SIGINT, how long requests in flight may take to finish before the process exits anyway, in ms.',
   }),
+  drainDelayMs: Type.Integer({
+    env: 'CUTOUT_DRAIN_DELAY_MS',
+    default: 0,
+    minimum: 0,
+    description:
+      'On SIGTERM, how long to keep serving, with /readyz answering 503, before closing the listener, in ms: longer than a load balancer takes to see /readyz fail (docs/scaling.md). 0: close at once.',
+  }),
+  metrics: Type.Boolean({
+    env: 'CUTOUT_METRICS',
+    default: true,
+    description: 'Serve Prometheus metrics at GET /metrics (docs/scaling.md); false turns them off.',
+  }),
+  metricsToken: Type.Optional(
+    Type.String({
+      env: 'CUTOUT_METRICS_TOKEN',
+      minLength: 16,
+      description: 'If set, GET /metrics asks for it as `Authorization: Bearer <token>`. Unset: anyone who reaches the port may scrape.',
+    }),
+  ),
   ownerEmail: Type.Optional(
     Type.String({
       env: 'CUTOUT_OWNER_EMAIL',

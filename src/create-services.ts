@@ -2,6 +2,7 @@ import { TokenService } from './auth/token-service.js';
 import type { Config } from './config.js';
 import type { Services } from './http/services.js';
 import { InferenceQueue } from './inference/inference-queue.js';
+import { DrainState } from './lifecycle/drain-state.js';
 import { ModelService } from './model/model-service.js';
 import { FinishThread } from './pipeline/finish-thread.js';
 import { RemovalService } from './removal/removal-service.js';
@@ -42,6 +43,7 @@ export function createServices(config: Config, store: Store, options: { model?: 
     model,
     queue,
     removals: new RemovalService({ config, model, queue, finisher }),
+    drain: new DrainState(),
   };
   return {
     services,

@@ -33,6 +33,7 @@ export const ERRORS = {
   upstream_fetch_failed: { status: 502, title: 'Fetching the image failed', message: 'The image URL could not be fetched.' },
   queue_full: { status: 503, title: 'Busy', message: 'Too many images are waiting; retry shortly.' },
   not_ready: { status: 503, title: 'Not ready', message: 'The model is still loading.' },
+  store_unavailable: { status: 503, title: 'Storage unavailable', message: 'The database cannot be reached right now; retry shortly.' },
   upstream_timeout: { status: 504, title: 'Fetching the image timed out', message: 'The image URL did not answer in time.' },
   deadline_exceeded: { status: 504, title: 'Request took too long', message: 'The request did not finish within its deadline.' },
 } as const satisfies Record<string, { status: number; title: string; message: string }>;

@@ -1,9 +1,10 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createServices } from './create-services.js';
+import { stopGracefully } from './lifecycle/graceful-stop.js';
 import { openStore } from './store/open-store.js';
 
-/** Starts Cutout: config, store, app, listen; then loads the model; stops cleanly on signals. */
+/** Starts Cutout: config, store, app, listen; then loads the model; drains and stops cleanly on signals. */
 async function main(config: Config): Promise<void> {
   const store = await openStore(config);
   const { services, close: closeServices } = createServices(config, store);
@@ -19,27 +20,25 @@ async function main(config: Config): Promise<void> {
     },
   );
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'stopping: no new connections; finishing requests in flight');
-    const overdue = setTimeout(() => {
-      app.log.error('requests still in flight after the grace period; exiting anyway');
-      // Let a model run in progress end first: killing its thread mid-run aborts the process.
-      void services.model.close().finally(() => process.exit(1));
-    }, config.shutdownGraceMs);
-    overdue.unref();
-    // Fastify stops accepting, answers new requests on kept-alive connections with 503,
-    // and resolves once every request in flight has been answered.
-    await app.close();
-    await store.close();
-    await closeServices();
-    app.log.info('stopped cleanly');
-    process.exit(0);
+  let stopping: Promise<void> | undefined;
+  const stop = (signal: string) => {
+    stopping ??= stopGracefully(
+      {
+        app,
+        config,
+        drain: services.drain,
+        closeServices: async () => {
+          await store.close();
+          await closeServices();
+        },
+        closeModel: () => services.model.close(),
+        exit: (code) => process.exit(code),
+      },
+      signal,
+    );
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
 }
 
 try {

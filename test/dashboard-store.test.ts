@@ -108,6 +108,19 @@ for (const engine of storeEngines()) {
       );
       expect(await fresh.store.listDailyUsage(theirs.id, '2030-01-01')).toMatchObject([{ userTokenId: c.id, succeeded: 1, megapixels: 9 }]);
     });
+
+    it('keeps one setup code for every process that asks, and lets only one of them use it', async () => {
+      // Two processes on the same data, as two replicas starting at once would be.
+      const other = await fresh.place.open();
+      const claimed = await Promise.all([fresh.store.claimSetupCode('AAAA-AAAA-AAAA', at(0)), other.claimSetupCode('BBBB-BBBB-BBBB', at(0))]);
+      expect(new Set(claimed).size).toBe(1);
+      const [code] = claimed;
+      expect(await fresh.store.claimSetupCode('CCCC-CCCC-CCCC', at(1))).toBe(code);
+      expect(await fresh.store.consumeSetupCode('CCCC-CCCC-CCCC')).toBe(false);
+      const uses = await Promise.all([fresh.store.consumeSetupCode(code), other.consumeSetupCode(code)]);
+      expect(uses.sort()).toEqual([false, true]);
+      await other.close();
+    });
   });
 }
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptThrottle } from '../src/dashboard/attempt-throttle.js';
+import { MemoryAttemptThrottle } from '../src/dashboard/attempt-throttle.js';
 import { html } from '../src/dashboard/html.js';
 import { hashPassword, passwordProblem, verifyPassword } from '../src/dashboard/passwords.js';
-import { SetupCode } from '../src/dashboard/setup-code.js';
+import { generateSetupCode, SetupCode } from '../src/dashboard/setup-code.js';
 import { usageChart } from '../src/dashboard/usage-chart.js';
 import { errorRate, lastDays, summarizeUsage } from '../src/dashboard/usage-summary.js';
 
@@ -35,38 +35,47 @@ describe('passwords', () => {
   });
 });
 
-describe('AttemptThrottle', () => {
-  it('blocks a key after its allowance of failures until the window ends; reset forgets', () => {
+describe('MemoryAttemptThrottle', () => {
+  it('blocks a key after its allowance of failures until the window ends; reset forgets', async () => {
     let now = 0;
-    const throttle = new AttemptThrottle({ maxFailures: 3, windowMs: 1000, now: () => now });
+    const throttle = new MemoryAttemptThrottle({ maxFailures: 3, windowMs: 1000, now: () => now });
     for (let i = 0; i < 3; i++) {
-      expect(throttle.blockedFor('a')).toBe(0);
-      throttle.fail('a');
+      expect(await throttle.blockedFor('a')).toBe(0);
+      await throttle.fail('a');
     }
     now = 400;
-    expect(throttle.blockedFor('a')).toBe(600);
-    expect(throttle.blockedFor('b')).toBe(0);
+    expect(await throttle.blockedFor('a')).toBe(600);
+    expect(await throttle.blockedFor('b')).toBe(0);
     now = 1000;
-    expect(throttle.blockedFor('a')).toBe(0);
-    throttle.fail('a');
-    throttle.fail('a');
-    throttle.fail('a');
-    expect(throttle.blockedFor('a')).toBeGreaterThan(0);
-    throttle.reset('a');
-    expect(throttle.blockedFor('a')).toBe(0);
+    expect(await throttle.blockedFor('a')).toBe(0);
+    await throttle.fail('a');
+    await throttle.fail('a');
+    await throttle.fail('a');
+    expect(await throttle.blockedFor('a')).toBeGreaterThan(0);
+    await throttle.reset('a');
+    expect(await throttle.blockedFor('a')).toBe(0);
   });
 });
 
 describe('SetupCode', () => {
-  it('is 12 unambiguous characters in groups, matched loosely and only until used', () => {
-    const code = SetupCode.generate();
+  it('is 12 unambiguous characters in groups, matched loosely and only until used', async () => {
+    const consumed: string[] = [];
+    const code = new SetupCode(generateSetupCode(), async (used) => (consumed.push(used), true));
     expect(code.value).toMatch(/^[A-HJKMNP-Z2-9]{4}-[A-HJKMNP-Z2-9]{4}-[A-HJKMNP-Z2-9]{4}$/);
     expect(code.matches(code.value!.toLowerCase().replaceAll('-', ' '))).toBe(true);
     expect(code.matches(code.value!.slice(0, -1))).toBe(false);
     expect(code.matches('')).toBe(false);
-    code.use();
+    const value = code.value;
+    expect(await code.use()).toBe(true);
+    expect(consumed).toEqual([value]);
     expect(code.value).toBeUndefined();
+    expect(await code.use()).toBe(false);
     expect(new SetupCode().matches('')).toBe(false);
+  });
+
+  it('is refused when the store says another replica used it first', async () => {
+    const code = new SetupCode(generateSetupCode(), async () => false);
+    expect(await code.use()).toBe(false);
   });
 });
 

@@ -1,10 +1,16 @@
+import { mkdtemp } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS, type ErrorCode } from '../src/errors.js';
 import { ModelService } from '../src/model/model-service.js';
 import type { Segmenter } from '../src/model/segmenter.js';
+import { isPostgresUnreachable } from '../src/store/postgres-outage.js';
+import { openSqliteStore } from '../src/store/sqlite-store.js';
+import { reportUnavailability } from '../src/store/store-unavailable.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { fakeSegmenter, uniformMask } from './helpers/fake-segmenter.js';
 import { makePhoto, multipartUpload } from './helpers/images.js';
@@ -246,6 +252,25 @@ describe('the service itself', () => {
       problem(response, 'deadline_exceeded');
     } finally {
       await slow.close();
+    }
+  });
+
+  // The real outage (PostgreSQL cut under a live app) is played in store-outage.test.ts when
+  // DATABASE_URL is set; here the SQLite store's token lookup fails as node-postgres does when
+  // nothing listens at the database's address.
+  it('database unreachable → store_unavailable with Retry-After, the driver\'s words kept out', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'cutout-outage-'));
+    const sqlite = await openSqliteStore(dataDir);
+    const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' });
+    const store = reportUnavailability({ ...sqlite, findManagedToken: async () => Promise.reject(refused) }, isPostgresUnreachable);
+    const outage = await startTestApp({ dataDir }, { store, model: ModelService.ofSegmenter(fakeSegmenter()) });
+    try {
+      const response = await outage.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: await outage.managedToken() }, payload: base64Body(jpeg) });
+      const body = problem(response, 'store_unavailable');
+      expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|10\.0\.0\.5/);
+    } finally {
+      await outage.close();
     }
   });
 

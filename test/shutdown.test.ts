@@ -208,6 +208,51 @@ describe.concurrent('graceful shutdown of a real server', () => {
     expect({ code: exit.code, signal: exit.signal }, server.output()).toEqual({ code: 1, signal: null });
   });
 
+  // The drain (issue 18): behind a load balancer, a replica told to stop must first be taken
+  // out of rotation, which the balancer learns from /readyz, then close. With
+  // CUTOUT_DRAIN_DELAY_MS, /readyz answers 503 from the signal on while every other request is
+  // still served for that long; then the listener closes and what it holds is finished.
+  it('with a drain delay: /readyz 503 at once, new work still served during the delay, then closed; all of it finished', { timeout: TIMEOUT_MS }, async () => {
+    const DRAIN_MS = 3000;
+    const { dataDir, tokenId } = await dataDirWithToken();
+    const server = await startServer({ CUTOUT_DATA_DIR: dataDir, CUTOUT_SHUTDOWN_GRACE_MS: String(GRACE_MS), CUTOUT_DRAIN_DELAY_MS: String(DRAIN_MS) });
+    const managed = await exchangeOverHttp(server.origin, tokenId);
+    const running = removeBackgroundOverHttp(server.origin, managed, photo, 'running');
+    const queued = removeBackgroundOverHttp(server.origin, managed, photo, 'queued');
+    running.catch(() => {});
+    queued.catch(() => {});
+    await server.waitForLog(incoming('running'));
+    await server.waitForLog(incoming('queued'));
+    expect((await send(server.origin, 'GET', '/readyz')).status).toBe(200);
+    server.child.kill('SIGTERM');
+
+    // Not ready from the moment it says it is stopping; still alive, and still serving.
+    const stopping = await server.waitForLog(STOPPING);
+    expect(stopping).toMatchObject({ signal: 'SIGTERM', drainMs: DRAIN_MS });
+    const ready = await send(server.origin, 'GET', '/readyz');
+    expect([ready.status, JSON.parse(ready.body.toString())]).toEqual([503, { status: 'draining' }]);
+    expect((await send(server.origin, 'GET', '/healthz')).status).toBe(200);
+    const late = removeBackgroundOverHttp(server.origin, managed, photo, 'late');
+    late.catch(() => {});
+    await server.waitForLog(incoming('late'));
+
+    // Then it closes: new connections are no longer served.
+    const drained = await server.waitForLog((line) => line.msg.startsWith('drain delay over'));
+    expect((drained.time as number) - (stopping.time as number)).toBeGreaterThanOrEqual(DRAIN_MS - 5);
+    const probes = await probeNewConnectionsUntilExit(server);
+    for (const outcome of probes) expect(['ECONNREFUSED', 'ECONNRESET', 503]).toContain(outcome);
+
+    const exit = await server.exited;
+    expect({ code: exit.code, signal: exit.signal }, server.output()).toEqual({ code: 0, signal: null });
+    for (const answer of await Promise.all([running, queued, late])) await expectCutout(answer);
+    const { logs } = server;
+    const at = (match: (line: LogLine) => boolean) => indexOfLog(logs, match);
+    expect(at(incoming('late'))).toBeGreaterThan(at(STOPPING));
+    expect(at(incoming('late'))).toBeLessThan(at((line) => line.msg.startsWith('drain delay over')));
+    for (const reqId of ['running', 'queued', 'late']) expect(at(completed(reqId))).toBeLessThan(at((line) => line.msg === 'stopped cleanly'));
+    expect(logs.filter((line) => line.level >= 50), server.output()).toEqual([]);
+  });
+
   // A request whose client went away leaves its model run going (a run cannot be
   // interrupted); the server then has no request in flight and closes: the model must wait for
   // that run before stopping its worker, or the process aborts (SIGABRT) before "stopped cleanly".

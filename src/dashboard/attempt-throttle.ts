@@ -1,3 +1,18 @@
+/**
+ * Counts failed attempts per key (an account's email, a client address) in a fixed window:
+ * sign-in and the setup code are throttled per account and per address. In memory
+ * ({@link MemoryAttemptThrottle}) or, with REDIS_URL, shared by every replica
+ * (`RedisAttemptThrottle`).
+ */
+export interface AttemptThrottle {
+  /** Milliseconds until `key` may try again; 0 when it may now. */
+  blockedFor(key: string): Promise<number>;
+  /** Counts one failed attempt of `key`. */
+  fail(key: string): Promise<void>;
+  /** Forgets `key`'s failures (after it succeeded). */
+  reset(key: string): Promise<void>;
+}
+
 export interface AttemptThrottleOptions {
   /** Failed attempts allowed per key within the window; one more is refused. */
   maxFailures: number;
@@ -6,12 +21,11 @@ export interface AttemptThrottleOptions {
 }
 
 /**
- * Counts failed attempts per key (an account's email, a client address) in a fixed window,
- * in memory: sign-in and the setup code are throttled per account and per address. Each
- * process counts its own; with several processes an attacker gets that many times the
- * allowance, still far too few guesses for a password of ten characters or the setup code.
+ * An {@link AttemptThrottle} in this process's memory. Alone, each process counts its own;
+ * with several processes an attacker gets that many times the allowance (still far too few
+ * guesses for a password of ten characters or the setup code).
  */
-export class AttemptThrottle {
+export class MemoryAttemptThrottle implements AttemptThrottle {
   readonly #max: number;
   readonly #windowMs: number;
   readonly #now: () => number;
@@ -23,16 +37,14 @@ export class AttemptThrottle {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Milliseconds until `key` may try again; 0 when it may now. */
-  blockedFor(key: string): number {
+  async blockedFor(key: string): Promise<number> {
     const entry = this.#failures.get(key);
     const now = this.#now();
     if (!entry || entry.resetAt <= now) return 0;
     return entry.count >= this.#max ? entry.resetAt - now : 0;
   }
 
-  /** Counts one failed attempt of `key`. */
-  fail(key: string): void {
+  async fail(key: string): Promise<void> {
     const now = this.#now();
     const entry = this.#failures.get(key);
     if (entry && entry.resetAt > now) entry.count++;
@@ -40,8 +52,7 @@ export class AttemptThrottle {
     if (this.#failures.size > 10_000) this.#forgetExpired(now);
   }
 
-  /** Forgets `key`'s failures (after it succeeded). */
-  reset(key: string): void {
+  async reset(key: string): Promise<void> {
     this.#failures.delete(key);
   }
 

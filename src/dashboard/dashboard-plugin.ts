@@ -2,9 +2,10 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyPluginAsync } from 'fastify';
 import { AccountService } from './account-service.js';
-import { AttemptThrottle } from './attempt-throttle.js';
+import { MemoryAttemptThrottle, type AttemptThrottle, type AttemptThrottleOptions } from './attempt-throttle.js';
 import type { DashboardServices } from './dashboard-services.js';
 import { prepareFirstAccount } from './first-account.js';
+import { RedisAttemptThrottle } from './redis-attempt-throttle.js';
 import { accountRoutes } from './routes/account-routes.js';
 import { assetRoutes } from './routes/assets.js';
 import { tokenRoutes } from './routes/token-routes.js';
@@ -36,11 +37,15 @@ const CONTENT_SECURITY_POLICY = [
  */
 export const dashboardPlugin: FastifyPluginAsync = async (app) => {
   const accounts = new AccountService(app.store, { sessionTtl: app.config.sessionTtl });
+  // Shared by every replica through Redis when there is one; see RedisAttemptThrottle for
+  // what happens while it is away.
+  const throttle = (name: string, options: AttemptThrottleOptions): AttemptThrottle =>
+    app.redis ? new RedisAttemptThrottle(app.redis, { ...options, name, onRedisError: (error) => app.log.debug({ err: error }, 'sign-in throttle: Redis did not answer; counted in this process') }) : new MemoryAttemptThrottle(options);
   const services: DashboardServices = {
     accounts,
-    setupCode: await prepareFirstAccount(app.config, accounts, app.log),
-    accountThrottle: new AttemptThrottle({ maxFailures: 5, windowMs: FIFTEEN_MINUTES }),
-    addressThrottle: new AttemptThrottle({ maxFailures: 20, windowMs: FIFTEEN_MINUTES }),
+    setupCode: await prepareFirstAccount(app.config, accounts, app.store, app.log),
+    accountThrottle: throttle('account', { maxFailures: 5, windowMs: FIFTEEN_MINUTES }),
+    addressThrottle: throttle('address', { maxFailures: 20, windowMs: FIFTEEN_MINUTES }),
   };
   app.decorate('dashboard', services);
   // Pages, not API: keep every dashboard route out of the OpenAPI description.

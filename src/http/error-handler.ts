@@ -1,6 +1,13 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { CutoutError, renderProblem, type ErrorCode } from '../errors.js';
+import { StoreUnavailableError } from '../store/store-unavailable.js';
+
+/**
+ * Seconds a client is asked to wait when the database cannot be reached: about what a
+ * PostgreSQL restart or a failover takes (docs/scaling.md).
+ */
+const STORE_RETRY_AFTER_SECONDS = 5;
 
 /** Fastify's and its plugins' own error codes, and what each means to a Cutout client. */
 const FRAMEWORK_CODES: Record<string, ErrorCode> = {
@@ -21,6 +28,9 @@ const FRAMEWORK_CODES: Record<string, ErrorCode> = {
 /** Turns anything thrown while handling a request into a CutoutError. */
 export function toCutoutError(error: unknown): CutoutError {
   if (error instanceof CutoutError) return error;
+  if (error instanceof StoreUnavailableError) {
+    return new CutoutError('store_unavailable', undefined, { cause: error, headers: { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) } });
+  }
   const fastifyError = error as Partial<FastifyError>;
   if (fastifyError.validation) {
     return new CutoutError('invalid_request', fastifyError.message, { cause: error });
@@ -33,8 +43,16 @@ export function toCutoutError(error: unknown): CutoutError {
   return new CutoutError('internal_error', undefined, { cause: error });
 }
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The registered code of the problem this reply sent, if it sent one (for the metrics). */
+    problemCode?: ErrorCode;
+  }
+}
+
 /** Sends a problem+json body for `error`, with its headers and the request id. */
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: CutoutError): FastifyReply {
+  reply.problemCode = error.code;
   return reply
     .code(error.status)
     .headers(error.headers)
@@ -48,9 +66,13 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
  */
 export const errorHandlerPlugin = fp(
   async (app) => {
+    app.decorateReply('problemCode', undefined);
     app.setErrorHandler((error, request, reply) => {
       const problem = toCutoutError(error);
-      if (problem.status >= 500 && problem.code !== 'queue_full' && problem.code !== 'not_ready') {
+      if (error instanceof StoreUnavailableError) {
+        // Every request says it while the database is away: the driver's message, not a stack each time.
+        request.log.warn({ code: problem.code, cause: String(error.cause) }, 'request refused: the database cannot be reached');
+      } else if (problem.status >= 500 && problem.code !== 'queue_full' && problem.code !== 'not_ready') {
         request.log.error({ err: error }, 'request failed');
       } else {
         request.log.info({ code: problem.code, detail: problem.message }, 'request refused');

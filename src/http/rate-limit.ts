@@ -1,31 +1,34 @@
 import rateLimit from '@fastify/rate-limit';
 import fp from 'fastify-plugin';
-import { Redis } from 'ioredis';
 import { CutoutError } from '../errors.js';
 
 /**
  * Per-token rate limit on the routes of the scope it is registered in: each user token (all
  * its managed tokens together) gets `config.rateLimit` removals a minute, counted in memory
- * or, with REDIS_URL, in Redis so that several processes share the count. Answers 429
- * `rate_limited` with `Retry-After` and the `RateLimit-*` headers of the IETF draft. If Redis
- * is unreachable, requests are let through (and logged) rather than refused. Its hook runs
- * after the auth hook, so every request it counts has a managed token.
+ * or, with REDIS_URL, in Redis (the app's one connection, `app.redis`) so that several
+ * processes share the count. Answers 429 `rate_limited` with `Retry-After` and the
+ * `RateLimit-*` headers of the IETF draft. Its hook runs after the auth hook, so every request
+ * it counts has a managed token.
+ *
+ * It fails open: while Redis cannot be reached, requests are let through uncounted, at once
+ * (the connection does not queue commands), and the outage is logged once. The limit shares
+ * capacity fairly between tokens; it is not what protects a replica, which its own queue
+ * bound (503 queue_full) does whether Redis answers or not, and refusing every paying
+ * request because a counter is away would turn a Redis restart into an outage of the API
+ * (docs/scaling.md; test/redis-outage.test.ts).
  *
  * @example await app.register(rateLimitPlugin) // inside the background routes, after their auth hook
  */
 export const rateLimitPlugin = fp(
   async (app) => {
-    const { rateLimit: max, redisUrl } = app.config;
+    const { rateLimit: max } = app.config;
     if (max === 0) return;
-    const redis = redisUrl ? new Redis(redisUrl, { connectTimeout: 1000, maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
-    redis?.on('error', (error) => app.log.warn({ err: error }, 'rate limit store (Redis) unavailable'));
-    if (redis) app.addHook('onClose', async () => void (await redis.quit().catch(() => redis.disconnect())));
 
     await app.register(rateLimit, {
       global: true,
       max,
       timeWindow: 60_000,
-      redis,
+      redis: app.redis,
       nameSpace: 'cutout-rate-',
       skipOnError: true,
       enableDraftSpec: true,
@@ -36,5 +39,5 @@ export const rateLimitPlugin = fp(
         }),
     });
   },
-  { name: 'cutout-rate-limit', dependencies: ['cutout-services', 'cutout-auth'] },
+  { name: 'cutout-rate-limit', dependencies: ['cutout-services', 'cutout-auth', 'cutout-redis'] },
 );

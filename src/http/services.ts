@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type { TokenService } from '../auth/token-service.js';
 import type { Config } from '../config.js';
 import type { InferenceQueue } from '../inference/inference-queue.js';
+import type { DrainState } from '../lifecycle/drain-state.js';
 import type { ModelService } from '../model/model-service.js';
 import type { RemovalService } from '../removal/removal-service.js';
 import type { Store } from '../store/store.js';
@@ -14,6 +15,8 @@ export interface Services {
   model: ModelService;
   queue: InferenceQueue;
   removals: RemovalService;
+  /** Set on SIGTERM: `/readyz` then answers 503 while the process finishes its work. */
+  drain: DrainState;
 }
 
 declare module 'fastify' {

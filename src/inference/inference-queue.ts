@@ -18,6 +18,7 @@ export class InferenceQueue implements ModelSlot {
   readonly #maxQueued: number;
   readonly #waiting: (() => void)[] = [];
   #running = 0;
+  #passes = 0;
   #claims = 0;
   #averageMs = 1500;
 
@@ -32,6 +33,11 @@ export class InferenceQueue implements ModelSlot {
 
   get queued(): number {
     return this.#waiting.length;
+  }
+
+  /** Jobs that have run to the end (or failed) since the start: for the model, its passes. */
+  get passes(): number {
+    return this.#passes;
   }
 
   /** True when a new job would start at once: a slot is free, nothing waits and no job has claimed the slot. */
@@ -102,6 +108,7 @@ export class InferenceQueue implements ModelSlot {
     try {
       return await work();
     } finally {
+      this.#passes++;
       this.#averageMs = 0.8 * this.#averageMs + 0.2 * (performance.now() - started);
       const next = this.#waiting.shift();
       if (next) next();

@@ -46,4 +46,10 @@ export interface Database {
     /** Sum of the input images' megapixels, of the removals that succeeded. */
     megapixels: number;
   };
+  /** The one-time setup code of an installation with no account yet; one row at most (id 1). */
+  setup_code: {
+    id: number;
+    code: string;
+    created_at: string;
+  };
 }

@@ -165,6 +165,21 @@ export function createKyselyStore(db: Kysely<Database>): Store {
       return Number(result.numDeletedRows);
     },
 
+    async claimSetupCode(candidate, createdAt) {
+      await db
+        .insertInto('setup_code')
+        .values({ id: 1, code: candidate, created_at: createdAt })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+      const row = await db.selectFrom('setup_code').select('code').where('id', '=', 1).executeTakeFirstOrThrow();
+      return row.code;
+    },
+
+    async consumeSetupCode(code) {
+      const result = await db.deleteFrom('setup_code').where('id', '=', 1).where('code', '=', code).executeTakeFirst();
+      return Number(result.numDeletedRows) === 1;
+    },
+
     async recordRemoval(userTokenId, day, outcome: RemovalOutcome, megapixels) {
       const counts = { succeeded: 0, refused: 0, failed: 0, [outcome]: 1 };
       await db

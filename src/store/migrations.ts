@@ -70,6 +70,19 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Several replicas on one database (issue 18): the setup code of a fresh installation is
+  // kept here, so that every replica asks for the one they all printed, and it can be used once.
+  '0003-setup-code': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('setup_code')
+        // Always 1: at most one code exists.
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('code', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

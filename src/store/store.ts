@@ -121,6 +121,14 @@ export interface Store {
   /** Deletes sessions that expired before `before`; returns how many. */
   deleteExpiredDashboardSessions(before: string): Promise<number>;
 
+  /**
+   * The installation's setup code: stores `candidate` if there is none yet, and returns the
+   * stored one (the candidate, or the code another process stored first).
+   */
+  claimSetupCode(candidate: string, createdAt: string): Promise<string>;
+  /** Deletes the setup code if it is `code`; true only for the one caller that deleted it. */
+  consumeSetupCode(code: string): Promise<boolean>;
+
   /** Counts one background request of a user token on `day` (one upsert). */
   recordRemoval(userTokenId: string, day: string, outcome: RemovalOutcome, megapixels: number): Promise<void>;
   /** Per token and day, for one account's tokens, from `fromDay` on (inclusive). */

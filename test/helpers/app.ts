@@ -10,6 +10,7 @@ import { assembleModel } from '../../src/model/assemble-model.js';
 import { ModelService } from '../../src/model/model-service.js';
 import { loadSegmenter, type OnnxSegmenter } from '../../src/model/onnx-segmenter.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
 
 let segmenter: Promise<OnnxSegmenter> | undefined;
 
@@ -22,6 +23,7 @@ export function sharedSegmenter(): Promise<OnnxSegmenter> {
 export interface TestApp {
   app: FastifyInstance;
   config: Config;
+  store: Store;
   tokens: TokenService;
   /** A fresh managed token for the Authorization header. */
   managedToken(): Promise<string>;
@@ -31,12 +33,13 @@ export interface TestApp {
 /**
  * A Cutout app on a fresh SQLite store with the real model, for `app.inject()`.
  * `now` lets a test move the token clock; `overrides.dataDir` opens another app's store,
- * as a second process would.
+ * as a second process would; `options.store` is a store opened elsewhere (PostgreSQL), which
+ * the app then owns and closes.
  */
-export async function startTestApp(overrides: Partial<Config> = {}, options: { now?: () => Date; model?: ModelService } = {}): Promise<TestApp> {
+export async function startTestApp(overrides: Partial<Config> = {}, options: { now?: () => Date; model?: ModelService; store?: Store } = {}): Promise<TestApp> {
   const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'cutout-test-')));
   const config = loadConfig({}, { dataDir, logLevel: 'silent', ...overrides });
-  const store = await openSqliteStore(dataDir);
+  const store = options.store ?? (await openSqliteStore(dataDir));
   const model = options.model ?? ModelService.ofSegmenter(await sharedSegmenter());
   const { services, close: closeServices } = createServices(config, store, { model, now: options.now });
   const { tokens } = services;
@@ -45,6 +48,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { n
   return {
     app,
     config,
+    store,
     tokens,
     managedToken: async () => (await tokens.exchange(tokenId)).managedToken,
     async close() {

@@ -24,6 +24,7 @@ export const SERVER_ERROR_STATUS = {
   upstream_fetch_failed: 502,
   queue_full: 503,
   not_ready: 503,
+  store_unavailable: 503,
   upstream_timeout: 504,
   deadline_exceeded: 504,
 } as const;

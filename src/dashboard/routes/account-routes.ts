@@ -30,16 +30,17 @@ export const accountRoutes: FastifyPluginAsync = async (app) => {
     const email = formField(request, 'email');
     const password = formField(request, 'password');
     const refuse = (error: string, status: number) => sendPage(reply, setupPage(csrfToken(request, reply), { email, error }), status);
-    const wait = addressThrottle.blockedFor(request.ip);
+    const wait = await addressThrottle.blockedFor(request.ip);
     if (wait > 0) return refuse(`Too many wrong setup codes from your address; try again in ${minutes(wait)} minutes.`, 429);
     if (!setupCode.matches(formField(request, 'setup_code'))) {
-      addressThrottle.fail(request.ip);
+      await addressThrottle.fail(request.ip);
       request.log.warn('dashboard setup refused: wrong setup code');
       return refuse('That is not the setup code. It is in the server log, on the line that starts with "No account yet".', 403);
     }
     const problem = newAccountProblem(email, password) ?? (password === formField(request, 'password_again') ? undefined : 'The two passwords differ.');
     if (problem) return refuse(problem, 400);
-    setupCode.use();
+    // Another request (at this replica or another one) may have used the code meanwhile.
+    if (!(await setupCode.use())) return reply.redirect('/dashboard/sign-in', 303);
     try {
       const account = await accounts.createAccount(email, password);
       request.log.info({ accountId: account.id }, 'dashboard: first account created through the setup page');
@@ -61,19 +62,18 @@ export const accountRoutes: FastifyPluginAsync = async (app) => {
     const email = formField(request, 'email');
     const accountKey = normalizeEmail(email);
     const refuse = (error: string, status: number) => sendPage(reply, signInPage(csrfToken(request, reply), { email, error }), status);
-    const wait = Math.max(accountThrottle.blockedFor(accountKey), addressThrottle.blockedFor(request.ip));
+    const wait = Math.max(await accountThrottle.blockedFor(accountKey), await addressThrottle.blockedFor(request.ip));
     if (wait > 0) {
       request.log.warn('dashboard sign-in throttled');
       return refuse(`Too many failed sign-ins; try again in ${minutes(wait)} minutes.`, 429);
     }
     const account = await accounts.authenticate(email, formField(request, 'password'));
     if (!account) {
-      accountThrottle.fail(accountKey);
-      addressThrottle.fail(request.ip);
+      await Promise.all([accountThrottle.fail(accountKey), addressThrottle.fail(request.ip)]);
       request.log.info('dashboard sign-in failed');
       return refuse('The email or the password is wrong.', 401);
     }
-    accountThrottle.reset(accountKey);
+    await accountThrottle.reset(accountKey);
     request.log.info({ accountId: account.id }, 'dashboard sign-in');
     return signInAs(request, reply, account.id);
   });

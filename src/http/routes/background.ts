@@ -75,6 +75,7 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { raw, format } = chooseAnswer(request.headers.accept, options.format);
     const answer = await app.removals.remove(bytes, signal, { options, format });
     request.inputMegapixels = (answer.input.width * answer.input.height) / 1e6;
+    request.removalTimings = answer.timings;
     reply.header('server-timing', Object.entries(answer.timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', '));
     reply.header('x-width', answer.width).header('x-height', answer.height);
     if (answer.foreground) {

@@ -3,10 +3,18 @@ import Type from 'typebox';
 
 const Status = Type.Object({ status: Type.String() });
 
-/** Liveness (`/healthz`: the process answers) and readiness (`/readyz`: the model is loaded). */
+/**
+ * Liveness (`/healthz`: the process answers) and readiness (`/readyz`: the model is loaded
+ * and the process is not draining after SIGTERM). Readiness does not depend on PostgreSQL or
+ * Redis: every replica shares them, so their outage would take every replica out of the
+ * balancer at once, and clients would get the balancer's 503 instead of Cutout's own
+ * (docs/scaling.md). Both are probes: their request lines are logged at debug.
+ */
 export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/healthz', { schema: { hide: true, response: { 200: Status } } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true, response: { 200: Status, 503: Status } } }, async (_request, reply) =>
-    app.model.ready ? { status: 'ready' } : reply.code(503).send({ status: 'loading' }),
-  );
+  const probe = { probe: true };
+  app.get('/healthz', { config: probe, schema: { hide: true, response: { 200: Status } } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: probe, schema: { hide: true, response: { 200: Status, 503: Status } } }, async (_request, reply) => {
+    if (app.drain.draining) return reply.code(503).send({ status: 'draining' });
+    return app.model.ready ? { status: 'ready' } : reply.code(503).send({ status: 'loading' });
+  });
 };

@@ -1,0 +1,107 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the gauges read at each scrape: the inference queue's own counts. */
+export interface QueueCounts {
+  /** Images waiting for a free model slot. */
+  readonly queued: number;
+  /** Model runs in progress. */
+  readonly running: number;
+  /** Model runs done (or failed) since the start. */
+  readonly passes: number;
+}
+
+/** The two waits of one removal that the histograms take from its stage timings, in ms. */
+export interface RemovalTimings {
+  queue: number;
+  inference: number;
+}
+
+// Buckets in seconds around what one model pass takes on a CPU (docs/benchmarks.md): a pass
+// is a second or two, a wait in the queue a few passes, a request up to its 60 s deadline.
+const QUEUE_BUCKETS = [0.005, 0.05, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60];
+const INFERENCE_BUCKETS = [0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
+const REMOVAL_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 10, 20, 40, 60];
+
+/**
+ * Cutout's Prometheus metrics, in a registry of their own (not prom-client's global one):
+ * Node's default process metrics, and `cutout_…`: requests by route and outcome code, the
+ * queue wait, inference and end-to-end time of removals, the images waiting for the model
+ * (the gauge an autoscaler follows) and the model passes. Labels are route templates and
+ * registered error codes only: never a token, an account or a URL.
+ *
+ * Counting costs a request a counter increment and, for a removal, three histogram
+ * observations; the gauges are read only when Prometheus scrapes.
+ */
+export class CutoutMetrics {
+  readonly registry = new Registry();
+  readonly #requests: Counter<'method' | 'route' | 'code'>;
+  readonly #queueWait: Histogram;
+  readonly #inference: Histogram;
+  readonly #removal: Histogram;
+
+  constructor(queue: QueueCounts) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.#requests = new Counter({
+      name: 'cutout_requests_total',
+      help: 'HTTP requests answered, by method, route template and outcome: ok, a registered error code, or http_<status> for a dashboard page.',
+      labelNames: ['method', 'route', 'code'],
+      registers,
+    });
+    this.#queueWait = new Histogram({ name: 'cutout_queue_wait_seconds', help: 'Time a removal waited for a free model slot.', buckets: QUEUE_BUCKETS, registers });
+    this.#inference = new Histogram({ name: 'cutout_inference_seconds', help: 'Time of the model step of a removal, queue excluded.', buckets: INFERENCE_BUCKETS, registers });
+    this.#removal = new Histogram({
+      name: 'cutout_removal_duration_seconds',
+      help: 'Time from the arrival of a removal request to the end of its answer, for removals answered 200.',
+      buckets: REMOVAL_BUCKETS,
+      registers,
+    });
+    new Gauge({
+      name: 'cutout_queue_waiting_images',
+      help: 'Images waiting for the model now: the signal to scale on.',
+      registers,
+      collect() {
+        this.set(queue.queued);
+      },
+    });
+    new Gauge({
+      name: 'cutout_model_running',
+      help: 'Model runs in progress now (at most CUTOUT_INFERENCE_CONCURRENCY).',
+      registers,
+      collect() {
+        this.set(queue.running);
+      },
+    });
+    let counted = 0;
+    new Counter({
+      name: 'cutout_model_passes_total',
+      help: 'Model passes run for requests (each image is one pass).',
+      registers,
+      collect() {
+        this.inc(queue.passes - counted);
+        counted = queue.passes;
+      },
+    });
+  }
+
+  /** Counts one answered request. `route` is the route's template (never the URL), `code` its outcome. */
+  countRequest(method: string, route: string, code: string): void {
+    this.#requests.inc({ method, route, code });
+  }
+
+  /** Observes one removal answered 200: its queue wait and model step (ms), and its whole time (s). */
+  observeRemoval(timings: RemovalTimings, totalSeconds: number): void {
+    this.#queueWait.observe(timings.queue / 1000);
+    this.#inference.observe(timings.inference / 1000);
+    this.#removal.observe(totalSeconds);
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
