@@ -49,16 +49,33 @@ class TransactionalDdlSqliteDialect extends SqliteDialect {
 }
 
 /**
+ * Switches the file to WAL. On a fresh file another process starting at the same moment may
+ * be switching it too, and SQLite answers that race with SQLITE_BUSY at once, without
+ * waiting in the busy handler (seen in test/startup-race.test.ts under load): so a refused
+ * switch is tried again, a few milliseconds later, for up to the busy timeout.
+ */
+async function switchToWal(database: SQLite.Database): Promise<void> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      database.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
+    }
+  }
+}
+
+/**
  * The embedded default: `<dataDir>/cutout.sqlite` in WAL mode with full fsync, so a token
  * committed before a crash (even `kill -9`) is there after it.
  */
 export async function openSqliteStore(dataDir: string): Promise<Store> {
   await mkdir(dataDir, { recursive: true });
   const database = new SQLite(join(dataDir, 'cutout.sqlite'));
-  // First: switching a fresh file to WAL needs a lock that another process starting at the
-  // same moment may hold for a few milliseconds.
   database.pragma('busy_timeout = 5000');
-  database.pragma('journal_mode = WAL');
+  await switchToWal(database);
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new TransactionalDdlSqliteDialect({ database }) });
