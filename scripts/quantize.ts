@@ -29,7 +29,7 @@ import type { Int8Ranges } from '../src/model/quantize/int8-ranges.js';
 import { openModel } from '../src/model/quantize/onnx-graph.js';
 import { planQuantization } from '../src/model/quantize/qdq-plan.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
-import { toModelTensor } from '../src/pipeline/segment.js';
+import { toModelTensor } from '../src/model/isnet-tensor.js';
 import { withExtraOutputs } from './bench/onnx-protobuf.js';
 import { tensorStats, type TensorStats } from './quantize/tensor-percentiles.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseInt8Ranges } from '../../src/model/quantize/int8-ranges.js';
-import { openModel } from '../../src/model/quantize/onnx-graph.js';
+import { openModel, writeModel } from '../../src/model/quantize/onnx-graph.js';
 import { probeModels } from '../../src/model/quantize/probe-models.js';
 import { quantizeModel } from '../../src/model/quantize/qdq-model.js';
 import { quantizeBias, quantizeWeights, uint8Params } from '../../src/model/quantize/quantization-params.js';
@@ -61,12 +61,15 @@ describe('the QDQ rewrite', () => {
     const before = openModel(fp32);
     const after = openModel(int8);
     const ops = after.nodes.map((node) => node.opType);
-    expect(ops).toEqual(['QuantizeLinear', 'DequantizeLinear', 'DequantizeLinear', 'DequantizeLinear', 'Conv', 'Relu', 'QuantizeLinear', 'DequantizeLinear', 'Sigmoid']);
-    const conv = after.nodes.find((node) => node.opType === 'Conv')!;
-    expect(conv.inputs).toEqual(['x/dequantized/1', 'w/dequantized', 'b/dequantized']);
-    expect(after.initializers.get('w/int8')).toMatchObject({ dataType: 3, dims: [64, 64, 3, 3] });
-    expect(after.initializers.get('b/int32')).toMatchObject({ dataType: 6, dims: [64] });
-    expect(after.initializers.has('w')).toBe(false); // the float weights are gone
+    // x quantized, then for each layer: its input's DQ, the weights' and the bias's DQ, Conv, Relu, Q.
+    expect(ops.slice(0, 7)).toEqual(['QuantizeLinear', 'DequantizeLinear', 'DequantizeLinear', 'DequantizeLinear', 'Conv', 'Relu', 'QuantizeLinear']);
+    expect(ops.slice(-2)).toEqual(['DequantizeLinear', 'Sigmoid']);
+    expect(ops.filter((op) => op === 'QuantizeLinear')).toHaveLength(5);
+    const conv = after.nodes.find((node) => node.name === 'conv1')!;
+    expect(conv.inputs).toEqual(['relu0/dequantized/2', 'w1/dequantized', 'b1/dequantized']);
+    expect(after.initializers.get('w1/int8')).toMatchObject({ dataType: 3, dims: [64, 64, 3, 3] });
+    expect(after.initializers.get('b1/int32')).toMatchObject({ dataType: 6, dims: [64] });
+    expect(after.initializers.has('w1')).toBe(false); // the float weights are gone
     expect(int8.length).toBeLessThan(fp32.length / 3);
     expect(after.outputs).toEqual(before.outputs);
   });
@@ -74,11 +77,18 @@ describe('the QDQ rewrite', () => {
   it('refuses a calibration file without the ranges the model needs, and ops it does not know', () => {
     const { fp32 } = probeModels();
     const ranges = { model: 'other', rule: '', photos: 0, floatConvs: [], ranges: { x: [-1, 1] as [number, number] } };
-    expect(() => quantizeModel(fp32, ranges)).toThrow(/no range for relu/);
-    // With the convolution kept in float, the Relu's output still needs a range; the weights stay float.
-    const mixed = quantizeModel(fp32, { ...ranges, floatConvs: ['conv'], ranges: { x: [-1, 1], relu: [0, 2] } });
-    expect([mixed.quantizedConvs, mixed.floatConvs]).toEqual([0, 1]);
-    expect(openModel(mixed.model).initializers.get('w')).toMatchObject({ dataType: 1 });
+    expect(() => quantizeModel(fp32, ranges)).toThrow(/no range for relu0/);
+    // With a convolution kept in float, its Relu's output still needs a range; its weights stay float.
+    const all = { x: [-1, 1], relu0: [0, 3], relu1: [0, 3], relu2: [0, 3], relu3: [0, 3] } as Record<string, [number, number]>;
+    const mixed = quantizeModel(fp32, { ...ranges, floatConvs: ['conv2'], ranges: all });
+    expect([mixed.quantizedConvs, mixed.floatConvs]).toEqual([3, 1]);
+    const graph = openModel(mixed.model);
+    expect(graph.initializers.get('w2')).toMatchObject({ dataType: 1 });
+    expect(graph.nodes.find((node) => node.name === 'conv2')!.inputs).toEqual(['relu1/dequantized/3', 'w2', 'b2']);
+    // An op on activations the rewrite does not know stops it.
+    const withSoftmax = openModel(fp32);
+    withSoftmax.nodes[1].opType = 'Softmax';
+    expect(() => quantizeModel(writeModel(withSoftmax, withSoftmax.nodes, withSoftmax.initializers.values()), { ...ranges, ranges: all })).toThrow(/does not know Softmax/);
   });
 
   it('reads calibration files strictly', () => {
