@@ -7,8 +7,8 @@
  *
  * The rule (issue 17, and docs/benchmarks.md for what else was tried): a tensor's range runs
  * from the lowest of its per-photo 0.01th percentiles to the mean of its per-photo 99.99th
- * percentiles; the logits (a convolution's output that no Relu follows) are then clipped to
- * ±LOGIT_CLIP. Plain min/max breaks the model: a few activations have outliers fifty times
+ * percentiles; the logits (the convolution's output that reaches the Sigmoid) are then clipped
+ * to ±LOGIT_CLIP. Plain min/max breaks the model: a few activations have outliers fifty times
  * their 99.99th percentile, and a range stretched to them leaves the ordinary values a handful
  * of levels.
  *
@@ -38,7 +38,7 @@ const HIGH = 0.9999;
 const LOGIT_CLIP = 16;
 /** Tensors fetched per pass: the largest are 64 MB, and each batch is held for one photo. */
 const BATCH = 20;
-const RULE = `per tensor: from the lowest per-photo ${LOW * 100}th percentile to the mean of the per-photo ${HIGH * 100}th percentiles; logits (a Conv output no Relu reads) clipped to ±${LOGIT_CLIP}`;
+const RULE = `per tensor: from the lowest per-photo ${LOW * 100}th percentile to the mean of the per-photo ${HIGH * 100}th percentiles; logits (a Conv output that reaches the Sigmoid) clipped to ±${LOGIT_CLIP}`;
 const BUNDLED_RANGES_PATH = resolve(dirname(fileURLToPath(import.meta.url)), '../src/model/isnet-int8-ranges.json');
 const PHOTOS = resolve(dirname(fileURLToPath(import.meta.url)), '../../shared/fixtures/photos');
 
@@ -67,7 +67,9 @@ async function main(): Promise<void> {
   const { measured } = planQuantization(model, new Set(floatConvs));
   const producers = new Map(model.nodes.flatMap((node) => node.outputs.map((name) => [name, node] as const)));
   const readers = (name: string) => model.nodes.filter((node) => node.inputs.includes(name));
-  const isLogit = (name: string) => producers.get(name)?.opType === 'Conv' && !readers(name).some((node) => node.opType === 'Relu');
+  // Logits: a convolution's output that reaches a Sigmoid, directly or through Resizes.
+  const reachesSigmoid = (name: string): boolean => readers(name).some((node) => node.opType === 'Sigmoid' || (node.opType === 'Resize' && reachesSigmoid(node.outputs[0])));
+  const isLogit = (name: string) => producers.get(name)?.opType === 'Conv' && reachesSigmoid(name);
 
   const photos = await pickPhotos(photosDir, Number(values.count));
   const tensors = await Promise.all(

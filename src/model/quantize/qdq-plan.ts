@@ -70,15 +70,19 @@ export function planQuantization(model: EditableModel, floatConvs: ReadonlySet<s
     for (const output of node.outputs) activations.add(output);
   }
 
-  const isIntegerConv = (node: GraphNode) => !floatConvs.has(node.name) && initializers.has(node.inputs[1]);
+  const isIntegerConv = (node: GraphNode) => node.opType === 'Conv' && !floatConvs.has(node.name) && initializers.has(node.inputs[1]);
+  // Whether an op reads this tensor as integers once quantized; a Resize is settled below.
+  const readsIntegers = (node: GraphNode) => isIntegerConv(node) || (INTEGER_OPS.has(node.opType) && node.opType !== 'Conv');
   const quantized = new Set<string>();
   for (const name of activations) {
     const made = producer.get(name);
     const read = readers.get(name) ?? [];
-    if (!made) quantized.add(name);
-    else if (made.opType === 'Conv') {
-      // Before a Relu the QuantizeLinear goes after it; a float convolution's output stays float.
-      if (isIntegerConv(made) && !read.every((node) => node.opType === 'Relu')) quantized.add(name);
+    if (!made || (made.opType === 'Conv' && !isIntegerConv(made))) {
+      // The graph's input, and a float convolution's output: quantized only for an integer reader.
+      if (read.some(readsIntegers) && !read.every((node) => node.opType === 'Relu')) quantized.add(name);
+    } else if (made.opType === 'Conv') {
+      // Before a Relu the QuantizeLinear goes after it.
+      if (!read.every((node) => node.opType === 'Relu')) quantized.add(name);
     } else if (made.opType === 'Resize') {
       if (read.length > 0 && read.every((node) => INTEGER_OPS.has(node.opType))) quantized.add(name);
     } else if (made.opType !== 'Sigmoid') quantized.add(name);
