@@ -21,10 +21,31 @@ import type { ProbeResult, ProbeWorkerData, SegmenterReady, SegmenterRequest, Se
 if (!parentPort) throw new Error('segmenter-worker must run as a worker thread');
 const port: MessagePort = parentPort;
 
-/** Times the probe's float32 and int8 models alternately, with the server's thread settings. */
+/** The session settings of every model this thread runs, the server's and the probe's. */
+function sessionOptions({ threads, memoryArena = true, memoryPattern = false }: { threads: number; memoryArena?: boolean; memoryPattern?: boolean }): ort.InferenceSession.SessionOptions {
+  return {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+    // ONNX Runtime's threads otherwise spin on the cores for a while after each parallel
+    // section and after the run, waiting for more work: the refinement and the PNG encode
+    // that follow a pass then share the two cores with them (docs/benchmarks.md).
+    extra: { session: { intra_op: { allow_spinning: '0' } } },
+    // The arena keeps the memory of a pass for the next one: without it every large tensor is
+    // fresh memory that the kernel must fault in and zero, each pass (docs/benchmarks.md).
+    enableCpuMemArena: memoryArena,
+    // Without the memory pattern each intermediate tensor is allocated when it is made and
+    // freed when its last reader is done, so the arena holds what a pass needs at its peak,
+    // not the sum of all its tensors.
+    enableMemPattern: memoryPattern,
+  };
+}
+
+/** Times the probe's float32 and int8 models alternately, with the server's session settings. */
 async function timeProbe({ threads, runs }: ProbeWorkerData): Promise<ProbeResult> {
   const { fp32, int8 } = probeModels();
-  const options: ort.InferenceSession.SessionOptions = { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all', extra: { session: { intra_op: { allow_spinning: '0' } } } };
+  const options = sessionOptions({ threads });
   const sessions = [await ort.InferenceSession.create(fp32, options), await ort.InferenceSession.create(int8, options)];
   try {
     const x = new ort.Tensor('float32', probeInput(), [1, PROBE_CHANNELS, PROBE_SIZE, PROBE_SIZE]);
@@ -56,23 +77,7 @@ if ('probe' in data) {
 
 async function serve({ modelPath, threads, memoryArena, memoryPattern }: SegmenterWorkerData): Promise<void> {
   try {
-    const session = await ort.InferenceSession.create(modelPath, {
-      intraOpNumThreads: threads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-      // ONNX Runtime's threads otherwise spin on the cores for a while after each parallel
-      // section and after the run, waiting for more work: the refinement and the PNG encode
-      // that follow a pass then share the two cores with them (docs/benchmarks.md).
-      extra: { session: { intra_op: { allow_spinning: '0' } } },
-      // The arena keeps the memory of a pass for the next one: without it every large tensor is
-      // fresh memory that the kernel must fault in and zero, each pass (docs/benchmarks.md).
-      enableCpuMemArena: memoryArena,
-      // Without the memory pattern each intermediate tensor is allocated when it is made and
-      // freed when its last reader is done, so the arena holds what a pass needs at its peak,
-      // not the sum of all its tensors.
-      enableMemPattern: memoryPattern,
-    });
+    const session = await ort.InferenceSession.create(modelPath, sessionOptions({ threads, memoryArena, memoryPattern }));
     const inputName = session.inputNames[0];
     const outputName = session.outputNames.includes('output') ? 'output' : session.outputNames[0];
     const meta = session.inputMetadata[0];
