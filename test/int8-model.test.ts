@@ -93,7 +93,10 @@ describe('CUTOUT_MODEL_PRECISION', () => {
     try {
       await auto.load();
       expect(auto.precision?.precision).toBe('fp32');
-      expect(auto.precision?.reason).toContain(rangesPathFor(custom));
+      // Where the probe finds int8 faster (VNNI, AMX), the missing file is the reason; elsewhere the probe is.
+      const reason = auto.precision!.reason;
+      if (reason.startsWith('auto: no int8 model')) expect(reason).toContain(rangesPathFor(custom));
+      else expect(reason).toMatch(/^auto: an int8 convolution took .* more than the/);
     } finally {
       await auto.close();
     }

@@ -75,27 +75,26 @@ export class ModelService {
   }
 
   /**
-   * The model file to load: the float32 one, or the int8 one built from it. `auto` falls back
-   * to float32, saying why, where there is no calibration file or the int8 model cannot be
-   * built; `int8` fails then.
+   * The model file to load: the float32 one, or the int8 one built from it. `auto` runs the
+   * probe and falls back to float32, saying why, where int8 is not faster, there is no
+   * calibration file or the int8 model cannot be built; `int8` fails in the last two cases.
    */
   async #choose(fp32Path: string): Promise<{ path: string; choice: PrecisionChoice }> {
     const setting = this.#options.precision ?? 'auto';
     const fp32 = (reason: string) => ({ path: fp32Path, choice: { precision: 'fp32' as const, reason } });
     if (setting === 'fp32') return fp32('CUTOUT_MODEL_PRECISION=fp32');
-    const custom = this.#options.modelPath !== undefined;
-    let int8Path: string;
+    // auto probes first, so that a machine where int8 does not pay never writes the int8 file.
+    const choice: PrecisionChoice =
+      setting === 'int8' ? { precision: 'int8', reason: 'CUTOUT_MODEL_PRECISION=int8' } : decidePrecision(await runPrecisionProbe({ threads: this.#options.threads }));
+    if (choice.precision === 'fp32') return { path: fp32Path, choice };
     try {
-      const ranges = await rangesFor(fp32Path, custom);
+      const ranges = await rangesFor(fp32Path, this.#options.modelPath !== undefined);
       if (!ranges) throw new Error(`there is no calibration file ${rangesPathFor(fp32Path)}; \`npm run quantize -- --model ${fp32Path}\` makes one`);
-      int8Path = await buildInt8Model(fp32Path, ranges, this.#options.dataDir);
+      return { path: await buildInt8Model(fp32Path, ranges, this.#options.dataDir), choice };
     } catch (error) {
       if (setting === 'int8') throw new Error('CUTOUT_MODEL_PRECISION=int8, but the int8 model cannot be built', { cause: error });
       return fp32(`auto: no int8 model (${error instanceof Error ? error.message : String(error)})`);
     }
-    if (setting === 'int8') return { path: int8Path, choice: { precision: 'int8', reason: 'CUTOUT_MODEL_PRECISION=int8' } };
-    const choice = decidePrecision(await runPrecisionProbe({ threads: this.#options.threads }));
-    return { path: choice.precision === 'int8' ? int8Path : fp32Path, choice };
   }
 
   async close(): Promise<void> {
