@@ -18,6 +18,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { assembleModel } from '../src/model/assemble-model.js';
+import { BUNDLED_RANGES, buildInt8Model } from '../src/model/int8-model.js';
+import { decidePrecision, runPrecisionProbe } from '../src/model/precision.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
 import { toModelTensor } from '../src/model/isnet-tensor.js';
 import { renderLoadChart } from './bench/chart.js';
@@ -45,6 +47,12 @@ const USAGE = `usage: npm run bench -- [options]
   --runs N              single-request runs per size, and model passes for the floor (default 5; quick 2)
   --out FILE.json       write every figure as JSON, and the chart as FILE.svg beside it
   --photo FILE          the photo to scale (default ../shared/fixtures/photos/animal-3.jpg)
+  --fp32-baseline       when the model runs in int8: also start a float32 server after the
+                        peer phase and measure its idle memory, 8 clients and the memory burst
+
+  CUTOUT_MODEL_PRECISION (default auto) chooses the model of the server and of the bare
+  passes alike: auto is resolved once, by the server's own probe (src/model/precision.ts),
+  here, and the server is started with the result.
 
   The peer is installed once with: (cd bench/peer && npm install --ignore-scripts)`;
 
@@ -62,6 +70,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string' },
     out: { type: 'string' },
     photo: { type: 'string', default: join(ROOT, '../shared/fixtures/photos/animal-3.jpg') },
+    'fp32-baseline': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -108,9 +117,14 @@ async function main(): Promise<void> {
   const images = await makeBenchImages(args.photo, sizes, work);
   log(`photos: ${images.map((i) => `${i.label} ${i.width}×${i.height} (${(i.bytes.length / 1e6).toFixed(2)} MB)`).join(', ')}`);
 
-  const modelPath = await assembleModel(join(ROOT, 'data'));
-  log('model arithmetic: parsing the ONNX graph and fetching every convolution\'s input and output once');
-  const model = { path: relative(ROOT, modelPath), bytes: (await stat(modelPath)).size, ...(await measureModelArithmetic(modelPath, measureTensorShapes)) };
+  const fp32Path = await assembleModel(join(ROOT, 'data'));
+  const setting = serverConfig.modelPrecision;
+  const choice = setting === 'auto' ? decidePrecision(await runPrecisionProbe({ threads })) : { precision: setting, reason: `CUTOUT_MODEL_PRECISION=${setting}` };
+  const modelPath = choice.precision === 'int8' ? await buildInt8Model(fp32Path, BUNDLED_RANGES, join(ROOT, 'data')) : fp32Path;
+  const precision = { setting, chosen: choice.precision, reason: choice.reason };
+  log(`model: ${choice.precision} (${choice.reason}): ${relative(ROOT, modelPath)}`);
+  log('model arithmetic: parsing the float32 ONNX graph and fetching every convolution\'s input and output once');
+  const model = { path: relative(ROOT, fp32Path), bytes: (await stat(fp32Path)).size, ...(await measureModelArithmetic(fp32Path, measureTensorShapes)) };
   log(`  ${model.convolutions} convolutions, ${(model.macs / 1e9).toFixed(2)} GMAC per pass`);
 
   const cpu = new CpuAccount();
@@ -129,7 +143,7 @@ async function main(): Promise<void> {
   // shows what that rewrite is worth.
   const shippedPath = await assembleModel(join(ROOT, 'data'), { rewrite: false });
   let shipped: BenchResults['shippedModel'];
-  if (shippedPath !== modelPath) {
+  if (shippedPath !== fp32Path) {
     const shippedMeter = await openFloorMeter(shippedPath, tensor, segmenterOptions);
     shipped = { path: relative(ROOT, shippedPath), ...(await measurePasses(shippedMeter, { warmup: 1, runs: quick ? 2 : 3 })) };
     await shippedMeter.close();
@@ -143,8 +157,9 @@ async function main(): Promise<void> {
   let peer: PeerWorker | undefined;
   let finished = false;
   try {
-    server = await startCutoutServer({ root: ROOT, buildDir, dataDir: join(work, 'data'), modelsDir: dirname(modelPath), threads });
-    log(`server ready at ${server.baseUrl} (pid ${server.pid}, log ${server.logPath})`);
+    server = await startCutoutServer({ root: ROOT, buildDir, dataDir: join(work, 'data'), modelsDir: dirname(modelPath), threads, env: { CUTOUT_MODEL_PRECISION: choice.precision } });
+    log(`server ready at ${server.baseUrl} (pid ${server.pid}, log ${server.logPath}), running ${server.precision}`);
+    if (server.precision !== choice.precision) throw new Error(`the server runs ${server.precision}, the bench measures ${choice.precision}`);
     const serverMemory = new PeakTracker(server.pid);
     cpu.watch(server.pid);
     const serverRssReady = readProcessMemory(server.pid)?.rss;
@@ -182,6 +197,21 @@ async function main(): Promise<void> {
     await server.stop();
     server = undefined;
 
+    let fp32Baseline: BenchResults['fp32Baseline'];
+    if (args['fp32-baseline'] && choice.precision === 'int8') {
+      log('float32 baseline: a second server with CUTOUT_MODEL_PRECISION=fp32, 8 clients and the memory burst');
+      server = await startCutoutServer({ root: ROOT, buildDir, dataDir: join(work, 'data-fp32'), modelsDir: dirname(modelPath), threads, env: { CUTOUT_MODEL_PRECISION: 'fp32' } });
+      const baselineMemory = new PeakTracker(server.pid);
+      cpu.watch(server.pid);
+      const rssReady = readProcessMemory(server.pid)?.rss;
+      const at8Level = cutoutLevels.find((level) => level.clients === 8) ?? { clients: 8, maxRequests: quick ? 8 : 24, maxMs: quick ? 30_000 : 60_000 };
+      const [at8] = await measureCutoutLoad(server, loadImage, [at8Level], { memory: baselineMemory, cpu }, log);
+      const [baselineBurst] = await measureCutoutLoad(server, largest, [{ clients: memoryClients, maxRequests: quick ? memoryClients : 2 * memoryClients, maxMs: 60_000 }], { memory: baselineMemory, cpu }, log);
+      fp32Baseline = { rssReady, at8, memory: baselineBurst };
+      await server.stop();
+      server = undefined;
+    }
+
     meter = await openFloorMeter(modelPath, tensor, segmenterOptions);
     const measuredAfter = await cpu.measure(() => measurePasses(meter, { warmup: 1, runs }));
     const after = { ...measuredAfter.value, foreignCores: measuredAfter.foreignCores };
@@ -211,6 +241,8 @@ async function main(): Promise<void> {
       serverRssReady,
       serverPeakRss,
       peerPeakRss,
+      precision,
+      fp32Baseline,
     };
     const results: BenchResults = { ...partial, targets: judgeTargets(partial) };
     console.log(renderReport(results));

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { assembleModel } from '../src/model/assemble-model.js';
+import { buildInt8Model, rangesFor, rangesPathFor } from '../src/model/int8-model.js';
 import { loadSegmenter } from '../src/model/onnx-segmenter.js';
 import type { Segmenter } from '../src/model/segmenter.js';
 import type { Length, RegionOfInterest } from '../src/pipeline/answer-spec.js';
@@ -28,13 +29,15 @@ import type { RefineSettings } from '../src/pipeline/refine/refine-cutout.js';
 import { removeBackground } from '../src/pipeline/remove-background.js';
 import { displayPath, findLabelledPairs, readGreyMask, resizeGreyMask, type GreyImage, type LabelledFolder, type LabelledPair } from './eval/dataset.js';
 import { composeOver, fringeScores, SCREEN_GREEN } from './eval/fringe.js';
+import { comparePrecision } from './eval/compare-precision.js';
 import { memoSegmenter } from './eval/memo-segmenter.js';
 import { meanOf, scoreBinary, scoreSoft, UNLABELLED } from './eval/metrics.js';
 import { modesFor, parseRefineSettings, refineOption, type FringeModeName, type ModeName } from './eval/modes.js';
 import { DEFINITIONS, printFolder, type FolderResult, type ImageResult, type Kind } from './eval/report.js';
 import { groundTruthRoi } from './eval/roi.js';
 
-const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--refine-settings JSON] [--no-fringe] [--json FILE] [--all]
+const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--refine-settings JSON] [--no-fringe] [--json FILE] [--all] [--precision fp32|int8]
+       npm run eval -- --compare FP32.json INT8.json
 
   DIR             folder with images/ and masks/ (same base names); default: every folder
                   under ../shared/fixtures/labelled
@@ -49,6 +52,9 @@ const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--ref
   --no-fringe     skip the green-screen colour test of soft-matte folders
   --json FILE     also write every image's figures to FILE
   --all           print every image, not only the worst five per folder
+  --precision P   fp32 (default) or int8: the model's float32 form, or the int8 one built from
+                  it with its calibration file (src/model/int8-model.ts)
+  --compare A B   issue 17's quality targets, int8 (B) against float32 (A), from two --json reports
 
   Model: CUTOUT_MODEL_PATH, or the bundled model assembled into CUTOUT_DATA_DIR (default ./data).`;
 
@@ -67,6 +73,8 @@ async function main(argv: string[]): Promise<number> {
         roi: { type: 'string' },
         json: { type: 'string' },
         all: { type: 'boolean' },
+        precision: { type: 'string' },
+        compare: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -77,6 +85,18 @@ async function main(argv: string[]): Promise<number> {
   if (args.values.help) {
     console.log(USAGE);
     return 0;
+  }
+  if (args.values.compare) {
+    if (args.positionals.length !== 2) {
+      console.error(`--compare takes two reports\n\n${USAGE}`);
+      return 2;
+    }
+    return comparePrecision(args.positionals[0], args.positionals[1]);
+  }
+  const precision = args.values.precision ?? 'fp32';
+  if (precision !== 'fp32' && precision !== 'int8') {
+    console.error(`--precision takes fp32 or int8, not ${precision}\n\n${USAGE}`);
+    return 2;
   }
   const modes = modesFor(args.values.refine);
   if (!modes) {
@@ -111,7 +131,14 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const started = performance.now();
-  const modelPath = process.env.CUTOUT_MODEL_PATH ?? (await assembleModel(process.env.CUTOUT_DATA_DIR ?? './data'));
+  const dataDir = process.env.CUTOUT_DATA_DIR ?? './data';
+  const fp32Path = process.env.CUTOUT_MODEL_PATH ?? (await assembleModel(dataDir));
+  const ranges = precision === 'int8' ? await rangesFor(fp32Path, process.env.CUTOUT_MODEL_PATH !== undefined) : undefined;
+  if (precision === 'int8' && !ranges) {
+    console.error(`--precision int8: no calibration file ${rangesPathFor(fp32Path)}; npm run quantize -- --model ${fp32Path} makes one`);
+    return 2;
+  }
+  const modelPath = ranges ? await buildInt8Model(fp32Path, ranges, dataDir) : fp32Path;
   const threads = availableParallelism();
   const model = await loadSegmenter(modelPath, { threads });
   await model.runTensor(new Float32Array(3 * model.size ** 2)); // warm-up, so the first image's time is like the others

@@ -33,6 +33,7 @@ export function createServices(config: Config, store: Store, options: { model?: 
       instances: config.inferenceConcurrency,
       memoryArena: config.inferenceMemoryArena,
       memoryPattern: config.inferenceMemoryPattern,
+      precision: config.modelPrecision,
     });
   const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax });
   const finisher = new FinishThread();

@@ -13,7 +13,10 @@ async function main(config: Config): Promise<void> {
 
   const started = performance.now();
   services.model.load().then(
-    () => app.log.info({ ms: Math.round(performance.now() - started) }, 'model loaded and warmed up; ready'),
+    () => {
+      const choice = services.model.precision;
+      app.log.info({ ms: Math.round(performance.now() - started), precision: choice?.precision, reason: choice?.reason }, `${choice?.precision ?? 'the'} model loaded and warmed up; ready`);
+    },
     (error: unknown) => {
       app.log.fatal({ err: error }, 'the model could not be loaded');
       process.exit(1);

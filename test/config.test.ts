@@ -6,7 +6,12 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', dataDir: './data', managedTokenTtl: 3600, urlAllowPrivate: false, maxPixels: 50_000_000 });
     expect(config.databaseUrl).toBeUndefined();
+    expect(config.modelPrecision).toBe('auto');
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it.each(['auto', 'int8', 'fp32'])('takes CUTOUT_MODEL_PRECISION=%s', (value) => {
+    expect(loadConfig({ CUTOUT_MODEL_PRECISION: value }).modelPrecision).toBe(value);
   });
 
   it('reads and converts variables; empty ones count as unset', () => {
@@ -21,6 +26,8 @@ describe('loadConfig', () => {
     ['CUTOUT_URL_ALLOW_PRIVATE', 'maybe'],
     ['DATABASE_URL', 'mysql://localhost/test'],
     ['LOG_LEVEL', 'loud'],
+    ['CUTOUT_MODEL_PRECISION', 'int4'],
+    ['CUTOUT_MODEL_PRECISION', 'float32'],
   ])('refuses %s=%s with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}=`));

@@ -12,7 +12,10 @@ export interface MachineInfo {
   kernel: string;
 }
 
-/** Reads the CPU model (with family, model and vector extensions, since VMs often say only "AMD EPYC"). */
+/**
+ * Reads the CPU model (with family, model and vector extensions, since VMs often say only
+ * "AMD EPYC"), and the extensions int8 arithmetic uses (VNNI, AMX) when it has them.
+ */
 export function describeMachine(): MachineInfo {
   let cpu = 'unknown CPU';
   try {
@@ -20,7 +23,8 @@ export function describeMachine(): MachineInfo {
     const field = (name: string) => new RegExp(`^${name}\\s*:\\s*(.*)$`, 'm').exec(info)?.[1]?.trim();
     const flags = new Set((field('flags') ?? '').split(/\s+/));
     const vector = ['avx512f', 'avx2'].find((flag) => flags.has(flag));
-    cpu = `${field('model name') ?? 'unknown'} (family ${field('cpu family')}, model ${field('model')}${vector ? `, ${vector}` : ''})`;
+    const int8 = ['avx512_vnni', 'avx_vnni', 'amx_int8'].filter((flag) => flags.has(flag));
+    cpu = `${field('model name') ?? 'unknown'} (family ${field('cpu family')}, model ${field('model')}${[vector, ...int8].filter(Boolean).map((f) => `, ${f}`).join('')})`;
   } catch {
     // not Linux: the model name stays unknown
   }

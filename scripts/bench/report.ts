@@ -34,6 +34,7 @@ export function renderReport(r: BenchResults): string {
   out.push(`- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB RAM; Node ${m.node}, Linux ${m.kernel}`);
   out.push(`- load average (1/5/15 min): ${m.loadAverage.join(' / ')} at the start, ${r.loadAverageAfter.join(' / ')} at the end`);
   out.push('- "other processes (cores)": CPU the machine spent on processes other than the benchmark, the server and the peer during that phase, in cores on average (the machine has ' + `${m.cores}); figures taken with more than a few tenths are disturbed`);
+  if (r.precision) out.push(`- model (server and bare passes): **${r.precision.chosen}**, CUTOUT_MODEL_PRECISION=${r.precision.setting}: ${r.precision.reason}`);
   out.push(`- ONNX Runtime threads (server and floor): ${r.threads}; versions: ${Object.entries(r.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   out.push('');
 
@@ -160,6 +161,11 @@ export function renderReport(r: BenchResults): string {
     out.push(`### Memory: ${r.memory.clients} concurrent ${r.memory.image.label} requests`, '', loadTable([r.memory], true), '');
   }
   out.push(`Server RSS once ready (model loaded, one warm-up pass): ${mib(r.serverRssReady)}; peak over the whole run (VmHWM): ${mib(r.serverPeakRss)}${r.peerPeakRss ? `; the peer's process: ${mib(r.peerPeakRss)}` : ''}.`, '');
+  const baseline = r.fp32Baseline;
+  if (baseline) {
+    const levels = [baseline.at8, baseline.memory].filter((level) => level !== undefined);
+    out.push('### The float32 model on a second server, same run (`--fp32-baseline`)', '', loadTable(levels, true), '', `Its RSS once ready: ${mib(baseline.rssReady)}.`, '');
+  }
 
   out.push(`## Targets`, '');
   out.push(table(['target', 'wanted', 'measured', 'result'], r.targets.map((t) => [t.name, t.target, t.measured, t.pass === undefined ? 'n/a' : t.pass ? 'PASS' : '**FAIL**'])));

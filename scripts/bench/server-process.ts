@@ -14,6 +14,9 @@ export interface CutoutServer {
   logPath: string;
   /** SIGTERM, then SIGKILL after 15 s; resolves when the process has exited. */
   stop(): Promise<void>;
+  /** What /readyz said runs (`int8` or `fp32`) and why. */
+  precision?: string;
+  precisionReason?: string;
 }
 
 export interface StartServerOptions {
@@ -26,6 +29,8 @@ export interface StartServerOptions {
   /** The directory holding the assembled model, linked as `<dataDir>/models`. */
   modelsDir: string;
   threads: number;
+  /** More environment for the server (e.g. CUTOUT_MODEL_PRECISION). */
+  env?: Record<string, string>;
 }
 
 function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -84,6 +89,7 @@ export async function startCutoutServer(options: StartServerOptions): Promise<Cu
     // One token sends every request of the run; the per-token limit (60/min by default) would
     // measure the limiter, not the pipeline.
     CUTOUT_RATE_LIMIT: '0',
+    ...options.env,
   };
 
   const created = await run(process.execPath, [join(options.buildDir, 'cli/main.js'), 'tokens', 'create', '--name', 'bench'], { cwd: options.root, env });
@@ -97,7 +103,8 @@ export async function startCutoutServer(options: StartServerOptions): Promise<Cu
     const exchange = await httpRequest(`${server.origin}/api/v1/auth/token`, { method: 'POST', headers: { token: tokenId } });
     const managedToken = exchange.status === 200 ? (JSON.parse(exchange.body.toString()) as { managed_token?: string }).managed_token : undefined;
     if (!managedToken) throw new Error(`token exchange answered ${exchange.status}: ${exchange.body.toString()}`);
-    return { pid: server.child.pid ?? 0, baseUrl: server.origin, managedToken, logPath, stop };
+    const readiness = JSON.parse((await httpRequest(`${server.origin}/readyz`)).body.toString()) as { precision?: string; precisionReason?: string };
+    return { pid: server.child.pid ?? 0, baseUrl: server.origin, managedToken, logPath, stop, precision: readiness.precision, precisionReason: readiness.precisionReason };
   } catch (error) {
     await stop();
     throw error;

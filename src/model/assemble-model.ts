@@ -29,7 +29,7 @@ export interface AssembleOptions {
 export const MASK_OUTPUT = 'output';
 
 /** Writes a file under a temporary name and renames it into place, so no reader sees half of it. */
-async function writeAtomically(target: string, data: Uint8Array): Promise<void> {
+export async function writeAtomically(target: string, data: Uint8Array): Promise<void> {
   const partial = `${target}.${randomBytes(6).toString('hex')}.partial`;
   try {
     await writeFile(partial, data, { flush: true });

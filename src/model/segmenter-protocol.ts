@@ -16,6 +16,22 @@ export interface SegmenterWorkerData {
   memoryPattern: boolean;
 }
 
+/** Starts the worker for the precision probe (quantize/probe-models.ts) instead of a model. */
+export interface ProbeWorkerData {
+  probe: true;
+  threads: number;
+  /** Timed runs of each model, alternated, after one untimed run of each. */
+  runs: number;
+}
+
+/** The probe's ready message: the timings, and a check that both models compute the same thing. */
+export interface ProbeResult {
+  fp32Ms: number[];
+  int8Ms: number[];
+  /** Largest difference between the two models' outputs. */
+  maxDifference: number;
+}
+
 export interface SegmenterReady {
   /** Side of the model's square input, read from the model file. */
   size: number;

@@ -6,21 +6,24 @@
  *
  * It also fills the model's tensor from the picture and turns the probabilities into the
  * 8-bit mask (`isnet-tensor.ts`), so the event loop never holds the 16 MB of floats. The
- * messages are `segmenter-protocol.ts`'s.
+ * messages are `segmenter-protocol.ts`'s. Started with {@link ProbeWorkerData} instead, it
+ * times the precision probe (quantize/probe-models.ts), reports the timings as its ready
+ * message, and has nothing more to do.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { reportFailed, reportReady } from '../threads/start-worker-thread.js';
 import { toThreadError } from '../threads/thread-error.js';
 import { toMask, toModelTensor } from './isnet-tensor.js';
-import type { SegmenterReady, SegmenterRequest, SegmenterResult, SegmenterWorkerData } from './segmenter-protocol.js';
+import { probeInput, probeModels, PROBE_CHANNELS, PROBE_SIZE } from './quantize/probe-models.js';
+import type { ProbeResult, ProbeWorkerData, SegmenterReady, SegmenterRequest, SegmenterResult, SegmenterWorkerData } from './segmenter-protocol.js';
 
-const port = parentPort;
-if (!port) throw new Error('segmenter-worker must run as a worker thread');
-const { modelPath, threads, memoryArena, memoryPattern } = workerData as SegmenterWorkerData;
+if (!parentPort) throw new Error('segmenter-worker must run as a worker thread');
+const port: MessagePort = parentPort;
 
-try {
-  const session = await ort.InferenceSession.create(modelPath, {
+/** The session settings of every model this thread runs, the server's and the probe's. */
+function sessionOptions({ threads, memoryArena = true, memoryPattern = false }: { threads: number; memoryArena?: boolean; memoryPattern?: boolean }): ort.InferenceSession.SessionOptions {
+  return {
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
@@ -36,37 +39,76 @@ try {
     // freed when its last reader is done, so the arena holds what a pass needs at its peak,
     // not the sum of all its tensors.
     enableMemPattern: memoryPattern,
-  });
-  const inputName = session.inputNames[0];
-  const outputName = session.outputNames.includes('output') ? 'output' : session.outputNames[0];
-  const meta = session.inputMetadata[0];
-  const shape = meta?.isTensor ? meta.shape : [];
-  if (shape.length !== 4 || shape[1] !== 3 || typeof shape[2] !== 'number' || shape[2] !== shape[3]) {
-    throw new Error(`${modelPath} does not look like an IS-Net model: input ${inputName} has shape [${shape.join(', ')}], expected [1, 3, S, S]`);
-  }
-  const size = shape[2];
-  // The tensor of `rgb` runs, filled here for each: it never leaves this thread.
-  let tensor: Float32Array | undefined;
+  };
+}
 
-  port.on('message', async ({ id, rgb, tensor: given }: SegmenterRequest) => {
-    try {
-      const planar = rgb ? toModelTensor({ data: rgb, width: size, height: size, channels: 3 }, (tensor ??= new Float32Array(3 * size * size))) : given;
-      const results = await session.run({ [inputName]: new ort.Tensor('float32', planar, [1, 3, size, size]) }, [outputName]);
-      const probabilities = results[outputName]?.data;
-      if (!(probabilities instanceof Float32Array) || probabilities.length !== size * size) {
-        throw new Error(`model output ${outputName} has ${probabilities?.length} values, expected ${size * size}`);
+/** Times the probe's float32 and int8 models alternately, with the server's session settings. */
+async function timeProbe({ threads, runs }: ProbeWorkerData): Promise<ProbeResult> {
+  const { fp32, int8 } = probeModels();
+  const options = sessionOptions({ threads });
+  const sessions = [await ort.InferenceSession.create(fp32, options), await ort.InferenceSession.create(int8, options)];
+  try {
+    const x = new ort.Tensor('float32', probeInput(), [1, PROBE_CHANNELS, PROBE_SIZE, PROBE_SIZE]);
+    const times: number[][] = [[], []];
+    const outputs: Float32Array[] = [];
+    for (let run = 0; run <= runs; run++) {
+      for (const [i, session] of sessions.entries()) {
+        const started = performance.now();
+        outputs[i] = (await session.run({ x })).y.data as Float32Array;
+        if (run > 0) times[i].push(performance.now() - started);
       }
-      if (rgb) {
-        const { data: mask } = toMask(probabilities, size);
-        port.postMessage({ id, mask } satisfies SegmenterResult, [mask.buffer as ArrayBuffer]);
-      } else {
-        port.postMessage({ id, probabilities } satisfies SegmenterResult, [probabilities.buffer as ArrayBuffer]);
-      }
-    } catch (error) {
-      port.postMessage({ id, error: toThreadError(error) } satisfies SegmenterResult);
     }
-  });
-  reportReady<SegmenterReady>({ size });
-} catch (error) {
-  reportFailed(error);
+    let maxDifference = 0;
+    for (let i = 0; i < outputs[0].length; i++) maxDifference = Math.max(maxDifference, Math.abs(outputs[0][i] - outputs[1][i]));
+    return { fp32Ms: times[0], int8Ms: times[1], maxDifference };
+  } finally {
+    await Promise.all(sessions.map((session) => session.release()));
+  }
+}
+
+const data = workerData as SegmenterWorkerData | ProbeWorkerData;
+if ('probe' in data) {
+  try {
+    reportReady<ProbeResult>(await timeProbe(data));
+  } catch (error) {
+    reportFailed(error);
+  }
+} else await serve(data);
+
+async function serve({ modelPath, threads, memoryArena, memoryPattern }: SegmenterWorkerData): Promise<void> {
+  try {
+    const session = await ort.InferenceSession.create(modelPath, sessionOptions({ threads, memoryArena, memoryPattern }));
+    const inputName = session.inputNames[0];
+    const outputName = session.outputNames.includes('output') ? 'output' : session.outputNames[0];
+    const meta = session.inputMetadata[0];
+    const shape = meta?.isTensor ? meta.shape : [];
+    if (shape.length !== 4 || shape[1] !== 3 || typeof shape[2] !== 'number' || shape[2] !== shape[3]) {
+      throw new Error(`${modelPath} does not look like an IS-Net model: input ${inputName} has shape [${shape.join(', ')}], expected [1, 3, S, S]`);
+    }
+    const size = shape[2];
+    // The tensor of `rgb` runs, filled here for each: it never leaves this thread.
+    let tensor: Float32Array | undefined;
+
+    port.on('message', async ({ id, rgb, tensor: given }: SegmenterRequest) => {
+      try {
+        const planar = rgb ? toModelTensor({ data: rgb, width: size, height: size, channels: 3 }, (tensor ??= new Float32Array(3 * size * size))) : given;
+        const results = await session.run({ [inputName]: new ort.Tensor('float32', planar, [1, 3, size, size]) }, [outputName]);
+        const probabilities = results[outputName]?.data;
+        if (!(probabilities instanceof Float32Array) || probabilities.length !== size * size) {
+          throw new Error(`model output ${outputName} has ${probabilities?.length} values, expected ${size * size}`);
+        }
+        if (rgb) {
+          const { data: mask } = toMask(probabilities, size);
+          port.postMessage({ id, mask } satisfies SegmenterResult, [mask.buffer as ArrayBuffer]);
+        } else {
+          port.postMessage({ id, probabilities } satisfies SegmenterResult, [probabilities.buffer as ArrayBuffer]);
+        }
+      } catch (error) {
+        port.postMessage({ id, error: toThreadError(error) } satisfies SegmenterResult);
+      }
+    });
+    reportReady<SegmenterReady>({ size });
+  } catch (error) {
+    reportFailed(error);
+  }
 }
