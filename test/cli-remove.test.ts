@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, type CliResult } from './helpers/cli.js';
 import { makePhoto } from './helpers/images.js';
 import { startServedCutout, type ServedCutout } from './helpers/served-cutout.js';
 
@@ -22,12 +23,6 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI_TIMEOUT = 120_000;
 const UPLOAD = '/api/v1/background/remove/multipart';
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 const sha256 = async (path: string) => createHash('sha256').update(await readFile(path)).digest('hex');
 
 describe('cutout remove', () => {
@@ -39,13 +34,7 @@ describe('cutout remove', () => {
 
   /** Runs `cutout remove <args>` from source with the server and token in the environment. */
   const remove = (args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
-    new Promise((resolve) => {
-      const inherited = Object.entries(process.env).filter(([name]) => !name.startsWith('CUTOUT_'));
-      const childEnv = { ...Object.fromEntries(inherited), CUTOUT_URL: cutout.origin, CUTOUT_TOKEN_ID: tokenId, ...env };
-      execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'remove', ...args], { cwd: ROOT, env: childEnv, timeout: CLI_TIMEOUT }, (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-      });
-    });
+    runCli(['remove', ...args], { env: { CUTOUT_URL: cutout.origin, CUTOUT_TOKEN_ID: tokenId, ...env }, timeoutMs: CLI_TIMEOUT });
 
   beforeAll(async () => {
     cutout = await startServedCutout({ CUTOUT_RATE_LIMIT: '0', CUTOUT_URL_ALLOW_PRIVATE: 'true' });

@@ -1,34 +1,18 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, type CliResult } from './helpers/cli.js';
 import { TokenService } from '../src/auth/token-service.js';
 import { openSqliteStore } from '../src/store/sqlite-store.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TOKEN_ID = /^cut_user_[A-Za-z0-9_-]{43}$/;
 // Each start of the CLI through tsx costs one to two seconds here.
 const CLI_TIMEOUT = 30_000;
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `cutout <args>` from source, on SQLite in `dataDir`, whatever the test's own environment holds. */
-function cutout(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const inherited = Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL' && !name.startsWith('CUTOUT_'));
-  const childEnv: NodeJS.ProcessEnv = { ...Object.fromEntries(inherited), CUTOUT_DATA_DIR: dataDir, ...env };
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: childEnv, timeout: CLI_TIMEOUT }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const cutout = (dataDir: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
+  runCli(args, { env: { CUTOUT_DATA_DIR: dataDir, ...env }, timeoutMs: CLI_TIMEOUT });
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
 

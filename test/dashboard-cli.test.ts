@@ -1,37 +1,16 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, type CliResult } from './helpers/cli.js';
 import { AccountService } from '../src/dashboard/account-service.js';
 import { openSqliteStore } from '../src/store/sqlite-store.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI_TIMEOUT = 30_000;
 const PASSWORD = 'a password for the cli';
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `cutout <args>` from source on SQLite in `dataDir`, with `input` on stdin. */
-function cutout(dataDir: string, args: string[], input = ''): Promise<CliResult> {
-  const inherited = Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL' && !name.startsWith('CUTOUT_'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: { ...Object.fromEntries(inherited), CUTOUT_DATA_DIR: dataDir },
-    timeout: CLI_TIMEOUT,
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end(input);
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const cutout = (dataDir: string, args: string[], input = ''): Promise<CliResult> => runCli(args, { env: { CUTOUT_DATA_DIR: dataDir }, input, timeoutMs: CLI_TIMEOUT });
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
 

@@ -30,6 +30,11 @@ describe('the int8 model', () => {
     const integerConvs = convs.filter((node) => node.inputs[1].endsWith('/dequantized'));
     expect(integerConvs.length).toBe(convs.length - BUNDLED_RANGES.floatConvs.length);
     expect(graph.nodes.filter((node) => node.opType === 'QuantizeLinear').length).toBeGreaterThan(100);
+    // The mask's one-channel side convolution runs padded to 16 channels, channel 0 taken back by a Gather.
+    const gathers = graph.nodes.filter((node) => node.opType === 'Gather');
+    expect(gathers).toHaveLength(1);
+    const widened = graph.nodes.find((node) => node.opType === 'Conv' && node.outputs[0] === gathers[0].inputs[0].replace(/\/dequantized$/, ''))!;
+    expect(graph.initializers.get(widened.inputs[1].replace(/\/dequantized$/, '/int8'))?.dims[0]).toBe(16);
     // Built once: a second call finds the file.
     expect(await buildInt8Model(fp32Path, BUNDLED_RANGES, dataDir)).toBe(int8Path);
 

@@ -18,6 +18,10 @@
  * - Each reader of a quantized tensor gets a DequantizeLinear of its own and none is left
  *   without a reader: a stray one costs a layout transpose. Shape reads the uint8 tensor.
  * - The last Resize and the Sigmoid stay in float: the mask is made from float logits.
+ * - A convolution with a single output channel (the side output that makes the mask's
+ *   logits) gets fifteen more channels of zero weights, and channel 0 is taken back with a
+ *   Gather on the uint8 tensor: the runtime's int8 convolution is slow for one output
+ *   channel and fast for sixteen, and the values are the same.
  *
  * Ranges come from a calibration file (int8-ranges.ts); convolutions it lists as float stay
  * float32, reading a dequantized input.
@@ -28,6 +32,9 @@ import type { Int8Ranges } from './int8-ranges.js';
 import { floatValues, intAttribute, openModel, tensorOf, writeModel, type GraphNode, type GraphTensor } from './onnx-graph.js';
 import { dataInputs, planQuantization, type QdqOptions } from './qdq-plan.js';
 import { quantizeBias, quantizeWeights, uint8Params, type Uint8Params } from './quantization-params.js';
+
+/** The output channels a one-channel convolution is padded to (see the module's comment). */
+const NARROW_PADDED_TO = 16;
 
 export interface QdqModel {
   model: Buffer;
@@ -87,24 +94,51 @@ export function quantizeModel(fp32Model: Uint8Array, ranges: Int8Ranges, options
     out.push({ opType: 'DequantizeLinear', name: output, inputs: [quantizedName(name), scale, zeroPoint], outputs: [output], rest: [] });
     return output;
   };
-  /** int8 weights and int32 bias of a convolution behind DequantizeLinear nodes; returns the new input names. */
-  const quantizeConvWeights = (node: GraphNode, inputScale: number): string[] => {
+  /**
+   * int8 weights and int32 bias of a convolution behind DequantizeLinear nodes, `channels`
+   * output channels of them (the ones the model lacks are zeros); returns the new input names.
+   */
+  const quantizeConvWeights = (node: GraphNode, inputScale: number, channels = initializers.get(node.inputs[1])!.dims[0]): string[] => {
     const weight = initializers.get(node.inputs[1])!;
-    const channels = weight.dims[0];
-    const { values, scales } = quantizeWeights(floatValues(weight), channels);
+    const padded = new Float32Array((channels * floatValues(weight).length) / weight.dims[0]);
+    padded.set(floatValues(weight));
+    const { values, scales } = quantizeWeights(padded, channels);
     const names = [`${weight.name}/int8`, `${weight.name}/scale`, `${weight.name}/zero_point`];
-    added.push(tensorOf(names[0], onnx.INT8, weight.dims, values), tensorOf(names[1], onnx.FLOAT, [channels], scales), tensorOf(names[2], onnx.INT8, [channels], new Int8Array(channels)));
+    added.push(tensorOf(names[0], onnx.INT8, [channels, ...weight.dims.slice(1)], values), tensorOf(names[1], onnx.FLOAT, [channels], scales), tensorOf(names[2], onnx.INT8, [channels], new Int8Array(channels)));
     out.push({ opType: 'DequantizeLinear', name: `${weight.name}/dequantize`, inputs: names, outputs: [`${weight.name}/dequantized`], rest: [intAttribute('axis', 0)] });
     const inputs = [`${weight.name}/dequantized`];
     const bias = node.inputs[2] ? initializers.get(node.inputs[2]) : undefined;
     if (bias) {
-      const q = quantizeBias(floatValues(bias), inputScale, scales);
+      const paddedBias = new Float32Array(channels);
+      paddedBias.set(floatValues(bias));
+      const q = quantizeBias(paddedBias, inputScale, scales);
       const biasNames = [`${bias.name}/int32`, `${bias.name}/scale`, `${bias.name}/zero_point`];
-      added.push(tensorOf(biasNames[0], onnx.INT32, bias.dims, q.values), tensorOf(biasNames[1], onnx.FLOAT, [channels], q.scales), tensorOf(biasNames[2], onnx.INT32, [channels], new Int32Array(channels)));
+      added.push(tensorOf(biasNames[0], onnx.INT32, [channels], q.values), tensorOf(biasNames[1], onnx.FLOAT, [channels], q.scales), tensorOf(biasNames[2], onnx.INT32, [channels], new Int32Array(channels)));
       out.push({ opType: 'DequantizeLinear', name: `${bias.name}/dequantize`, inputs: biasNames, outputs: [`${bias.name}/dequantized`], rest: [intAttribute('axis', 0)] });
       inputs.push(`${bias.name}/dequantized`);
     }
     return inputs;
+  };
+
+  /**
+   * A one-channel convolution, its weights already padded: it writes NARROW_PADDED_TO
+   * channels, quantized with its output's parameters, and a Gather of channel 0 between a
+   * DequantizeLinear and a QuantizeLinear of the same parameters (which the runtime runs on
+   * the uint8 values) gives back the output its readers expect.
+   */
+  const widenAndGather = (node: GraphNode) => {
+    const output = node.outputs[0];
+    const wide = `${output}/padded`;
+    const { scale, zeroPoint } = paramsOf(output);
+    const indices = `${output}/channel_0`;
+    added.push(tensorOf(indices, onnx.INT64, [1], BigInt64Array.of(0n)));
+    out.push(
+      { ...node, outputs: [wide] },
+      { opType: 'QuantizeLinear', name: `${wide}/quantize`, inputs: [wide, scale, zeroPoint], outputs: [`${wide}/quantized`], rest: [] },
+      { opType: 'DequantizeLinear', name: `${wide}/dequantize`, inputs: [`${wide}/quantized`, scale, zeroPoint], outputs: [`${wide}/dequantized`], rest: [] },
+      { opType: 'Gather', name: `${output}/gather`, inputs: [`${wide}/dequantized`, indices], outputs: [output], rest: [intAttribute('axis', 1)] },
+    );
+    quantize(output);
   };
 
   let quantizedConvs = 0;
@@ -116,8 +150,13 @@ export function quantizeModel(fp32Model: Uint8Array, ranges: Int8Ranges, options
     else for (const i of dataInputs(node)) if (quantized.has(node.inputs[i])) node.inputs[i] = dequantize(node.inputs[i]);
     if (node.opType === 'Conv') {
       if (isIntegerConv(node) && quantized.has(original.inputs[0])) {
-        node.inputs.splice(1, 2, ...quantizeConvWeights(node, paramsOf(original.inputs[0]).params.scale));
+        const narrow = initializers.get(node.inputs[1])!.dims[0] === 1 && quantized.has(node.outputs[0]);
+        node.inputs.splice(1, 2, ...quantizeConvWeights(node, paramsOf(original.inputs[0]).params.scale, narrow ? NARROW_PADDED_TO : undefined));
         quantizedConvs++;
+        if (narrow) {
+          widenAndGather(node);
+          continue;
+        }
       } else keptConvs++;
     }
     out.push(node);
