@@ -82,6 +82,21 @@ async function probeNewConnectionsUntilExit(server: ServerProcess): Promise<(str
 const indexOfLog = (logs: LogLine[], match: (line: LogLine) => boolean) => logs.findIndex(match);
 const completed = (reqId: string) => (line: LogLine) => line.reqId === reqId && line.msg === 'request completed';
 const incoming = (reqId: string) => (line: LogLine) => line.reqId === reqId && line.msg === 'incoming request';
+
+/**
+ * Sends two removals and returns once the server has logged both: one at the model when the
+ * caller sends its signal, one waiting for it in the queue. Both answers are for the caller to
+ * await; an early failure is not also reported as unhandled.
+ */
+async function twoRemovalsInFlight(server: ServerProcess, managed: string): Promise<[Promise<HttpAnswer>, Promise<HttpAnswer>]> {
+  const running = removeBackgroundOverHttp(server.origin, managed, photo, 'running');
+  const queued = removeBackgroundOverHttp(server.origin, managed, photo, 'queued');
+  running.catch(() => {});
+  queued.catch(() => {});
+  await server.waitForLog(incoming('running'));
+  await server.waitForLog(incoming('queued'));
+  return [running, queued];
+}
 const STOPPING = (line: LogLine) => line.msg.startsWith('stopping');
 
 describe.concurrent('graceful shutdown of a real server', () => {
@@ -93,14 +108,7 @@ describe.concurrent('graceful shutdown of a real server', () => {
       const server = await startServer({ CUTOUT_DATA_DIR: dataDir, CUTOUT_SHUTDOWN_GRACE_MS: String(GRACE_MS) });
       const managed = await exchangeOverHttp(server.origin, tokenId);
 
-      // Two removals: one at the model when the signal comes, one waiting for it in the queue.
-      const running = removeBackgroundOverHttp(server.origin, managed, photo, 'running');
-      const queued = removeBackgroundOverHttp(server.origin, managed, photo, 'queued');
-      // Both are awaited below; this only keeps an early failure from also reporting them unhandled.
-      running.catch(() => {});
-      queued.catch(() => {});
-      await server.waitForLog(incoming('running'));
-      await server.waitForLog(incoming('queued'));
+      const [running, queued] = await twoRemovalsInFlight(server, managed);
       await new Promise((resolve) => setTimeout(resolve, 200));
       const signalledAt = performance.now();
       server.child.kill(signal);
@@ -217,12 +225,7 @@ describe.concurrent('graceful shutdown of a real server', () => {
     const { dataDir, tokenId } = await dataDirWithToken();
     const server = await startServer({ CUTOUT_DATA_DIR: dataDir, CUTOUT_SHUTDOWN_GRACE_MS: String(GRACE_MS), CUTOUT_DRAIN_DELAY_MS: String(DRAIN_MS) });
     const managed = await exchangeOverHttp(server.origin, tokenId);
-    const running = removeBackgroundOverHttp(server.origin, managed, photo, 'running');
-    const queued = removeBackgroundOverHttp(server.origin, managed, photo, 'queued');
-    running.catch(() => {});
-    queued.catch(() => {});
-    await server.waitForLog(incoming('running'));
-    await server.waitForLog(incoming('queued'));
+    const [running, queued] = await twoRemovalsInFlight(server, managed);
     expect((await send(server.origin, 'GET', '/readyz')).status).toBe(200);
     server.child.kill('SIGTERM');
 

@@ -1,12 +1,10 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelService } from '../../src/model/model-service.js';
 import { fakeSegmenter } from '../helpers/fake-segmenter.js';
-import { haveChromium, launchChromium } from './chromium.js';
+import { haveChromium, launchChromium, screenshotDir, watchPage, type PageWatch, type ScreenshotDir } from './chromium.js';
 import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
 
 /**
@@ -24,32 +22,23 @@ describe.skipIf(!haveChromium)('the API reference in a browser', () => {
   let origin: string;
   let browser: Browser;
   let page: Page;
-  let shots: string;
-  const foreignRequests: string[] = [];
-  const pageErrors: string[] = [];
+  let shots: ScreenshotDir;
+  let watch: PageWatch;
 
   beforeAll(async () => {
-    shots = process.env.CUTOUT_SCREENSHOT_DIR ? resolve(process.env.CUTOUT_SCREENSHOT_DIR) : await mkdtemp(join(tmpdir(), 'cutout-screens-'));
-    await mkdir(shots, { recursive: true });
+    shots = await screenshotDir();
     t = await startDashboardApp({ ownerEmail: EMAIL, ownerPassword: PASSWORD }, { model: ModelService.ofSegmenter(fakeSegmenter()) });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1100, height: 800 } })).newPage();
-    page.on('request', (request) => {
-      const url = request.url();
-      if (!url.startsWith(`${origin}/`) && !url.startsWith('data:')) foreignRequests.push(url);
-    });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(message.text());
-    });
+    watch = watchPage(page, origin);
   });
 
   afterAll(async () => {
     await browser?.close();
     await t?.close();
-    if (!process.env.CUTOUT_SCREENSHOT_DIR && shots) await rm(shots, { recursive: true, force: true });
+    await shots?.dispose();
   });
 
   it('is linked from the dashboard, and shows every endpoint of the server\'s own OpenAPI document', async () => {
@@ -66,7 +55,7 @@ describe.skipIf(!haveChromium)('the API reference in a browser', () => {
     const document = (await (await fetch(`${origin}/api/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(shown.sort()).toEqual(Object.keys(document.paths).sort());
     for (const endpoint of ['/api/v1/background/remove/url', '/api/v1/background/remove/base64', '/api/v1/background/remove/multipart']) expect(shown).toContain(endpoint);
-    await page.screenshot({ path: join(shots, 'api-reference.png'), fullPage: false });
+    await page.screenshot({ path: join(shots.path, 'api-reference.png'), fullPage: false });
   });
 
   it('opens an endpoint with its error answers and their codes', async () => {
@@ -78,7 +67,7 @@ describe.skipIf(!haveChromium)('the API reference in a browser', () => {
   });
 
   it('loaded nothing from elsewhere and broke no rule of its Content-Security-Policy', () => {
-    expect(foreignRequests).toEqual([]);
-    expect(pageErrors).toEqual([]);
+    expect(watch.foreignRequests).toEqual([]);
+    expect(watch.pageErrors).toEqual([]);
   });
 });

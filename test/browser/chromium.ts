@@ -1,5 +1,8 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 /**
  * Debian's Chromium for the browser tests, driven by playwright-core (which downloads no
@@ -23,4 +26,41 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
   });
+}
+
+/** What a page did that the browser tests forbid, collected while it runs. */
+export interface PageWatch {
+  /** Requests for anything but `origin` (its own `data:` and `blob:` URLs aside). */
+  foreignRequests: string[];
+  /** Errors thrown by the page's scripts or written to its console. */
+  pageErrors: string[];
+}
+
+export function watchPage(page: Page, origin: string): PageWatch {
+  const watch: PageWatch = { foreignRequests: [], pageErrors: [] };
+  page.on('request', (request) => {
+    const url = request.url();
+    if (!url.startsWith(`${origin}/`) && !url.startsWith('blob:') && !url.startsWith('data:')) watch.foreignRequests.push(url);
+  });
+  page.on('pageerror', (error) => watch.pageErrors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') watch.pageErrors.push(message.text());
+  });
+  return watch;
+}
+
+/**
+ * Where a browser test leaves its screenshots: CUTOUT_SCREENSHOT_DIR when set (kept, to be
+ * copied into docs/screenshots), else a fresh temporary directory that `dispose` removes.
+ */
+export interface ScreenshotDir {
+  path: string;
+  dispose(): Promise<void>;
+}
+
+export async function screenshotDir(): Promise<ScreenshotDir> {
+  const kept = process.env.CUTOUT_SCREENSHOT_DIR;
+  const path = kept ? resolve(kept) : await mkdtemp(join(tmpdir(), 'cutout-screens-'));
+  await mkdir(path, { recursive: true });
+  return { path, dispose: async () => (kept ? undefined : rm(path, { recursive: true, force: true })) };
 }

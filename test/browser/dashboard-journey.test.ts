@@ -1,12 +1,11 @@
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alphaAt, makePhoto } from '../helpers/images.js';
-import { haveChromium, launchChromium } from './chromium.js';
+import { haveChromium, launchChromium, screenshotDir, watchPage, type PageWatch, type ScreenshotDir } from './chromium.js';
 import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
 
 /**
@@ -27,9 +26,8 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
-  let shots: string;
-  const foreignRequests: string[] = [];
-  const pageErrors: string[] = [];
+  let shots: ScreenshotDir;
+  let watch: PageWatch;
 
   /** Saves what the page shows now as `<n>-<name>.png`, 800 px wide, palette PNG. */
   async function screenshot(name: string, fullPage = true): Promise<void> {
@@ -38,12 +36,11 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
     await sharp(png)
       .resize({ width: Math.min(800, width ?? 800) })
       .png({ palette: true, quality: 90, compressionLevel: 9 })
-      .toFile(join(shots, `${name}.png`));
+      .toFile(join(shots.path, `${name}.png`));
   }
 
   beforeAll(async () => {
-    shots = process.env.CUTOUT_SCREENSHOT_DIR ? resolve(process.env.CUTOUT_SCREENSHOT_DIR) : await mkdtemp(join(tmpdir(), 'cutout-screens-'));
-    await mkdir(shots, { recursive: true });
+    shots = await screenshotDir();
     t = await startDashboardApp({ rateLimit: 0 });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
@@ -51,20 +48,13 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
     context = await browser.newContext({ viewport: { width: 1000, height: 760 }, acceptDownloads: true });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
     page = await context.newPage();
-    page.on('request', (request) => {
-      const url = request.url();
-      if (!url.startsWith(`${origin}/`) && !url.startsWith('blob:') && !url.startsWith('data:')) foreignRequests.push(url);
-    });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(message.text());
-    });
+    watch = watchPage(page, origin);
   });
 
   afterAll(async () => {
     await browser?.close();
     await t?.close();
-    if (!process.env.CUTOUT_SCREENSHOT_DIR && shots) await rm(shots, { recursive: true, force: true });
+    await shots?.dispose();
   });
 
   let tokenId: string;
@@ -244,8 +234,8 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
   });
 
   it('loaded nothing from outside the server, and the pages logged no script error', () => {
-    expect(foreignRequests).toEqual([]);
+    expect(watch.foreignRequests).toEqual([]);
     // The one console error expected: the browser reporting the try-it endpoint's 415.
-    expect(pageErrors.filter((text) => !/status of 415/.test(text))).toEqual([]);
+    expect(watch.pageErrors.filter((text) => !/status of 415/.test(text))).toEqual([]);
   });
 });
