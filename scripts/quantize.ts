@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import * as ort from 'onnxruntime-node';
 import { assembleModel } from '../src/model/assemble-model.js';
 import { rangesPathFor } from '../src/model/int8-model.js';
+import { foldConvChains } from '../src/model/quantize/fold-convs.js';
 import type { Int8Ranges } from '../src/model/quantize/int8-ranges.js';
 import { openModel } from '../src/model/quantize/onnx-graph.js';
 import { planQuantization } from '../src/model/quantize/qdq-plan.js';
@@ -64,6 +65,9 @@ async function main(): Promise<void> {
 
   const bytes = await readFile(modelPath);
   const model = openModel(bytes);
+  // Plan on the graph the rewrite quantizes; the folded convolution keeps its reader's output,
+  // which the float32 model run below computes too (the same but at the edge).
+  foldConvChains(model, new Set(floatConvs));
   const { measured } = planQuantization(model, new Set(floatConvs));
   const producers = new Map(model.nodes.flatMap((node) => node.outputs.map((name) => [name, node] as const)));
   const readers = (name: string) => model.nodes.filter((node) => node.inputs.includes(name));

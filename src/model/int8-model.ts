@@ -19,7 +19,7 @@ import { quantizeModel } from './quantize/qdq-model.js';
  * Changes whenever quantizeModel's output for the same input changes, so that a data
  * directory keeps no int8 model made by an older rewrite.
  */
-const REWRITE_VERSION = 'qdq-2';
+const REWRITE_VERSION = 'qdq-3';
 
 /** The calibration file of the bundled model. */
 export const BUNDLED_RANGES: Int8Ranges = parseInt8Ranges(bundled, 'src/model/isnet-int8-ranges.json');

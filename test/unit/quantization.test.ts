@@ -1,7 +1,11 @@
+import * as ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
+import * as onnx from '../../src/model/onnx-fields.js';
+import { lengthDelimitedField, stringField, varintField } from '../../src/model/onnx-wire.js';
+import { foldConvChains } from '../../src/model/quantize/fold-convs.js';
 import { parseInt8Ranges } from '../../src/model/quantize/int8-ranges.js';
-import { openModel, writeModel } from '../../src/model/quantize/onnx-graph.js';
-import { probeModels } from '../../src/model/quantize/probe-models.js';
+import { floatValueInfo, intAttribute, intAttributes, intsAttribute, openModel, tensorOf, writeModel, type EditableModel, type GraphNode } from '../../src/model/quantize/onnx-graph.js';
+import { probeModels, seeded } from '../../src/model/quantize/probe-models.js';
 import { quantizeModel } from '../../src/model/quantize/qdq-model.js';
 import { quantizeBias, quantizeWeights, uint8Params } from '../../src/model/quantize/quantization-params.js';
 import { tensorStats } from '../../scripts/quantize/tensor-percentiles.js';
@@ -95,5 +99,73 @@ describe('the QDQ rewrite', () => {
     expect(() => parseInt8Ranges({ model: 'm', rule: 'r', photos: 1, floatConvs: [], ranges: { a: [2, 1] } }, 'f.json')).toThrow(/range of a/);
     expect(() => parseInt8Ranges({ model: 'm', rule: 'r', photos: 1, ranges: {} }, 'f.json')).toThrow(/floatConvs/);
     expect(parseInt8Ranges({ model: 'm', rule: 'r', photos: 1, floatConvs: ['c'], ranges: { a: [0, 1] } }, 'f.json').floatConvs).toEqual(['c']);
+  });
+});
+
+describe('folding a convolution into the one that reads it', () => {
+  // x [1, 3, 16, 16] → a: 3→4, 3×3, stride 2, pads 1 → b: 4→5, 3×3, stride 1, pads 1 → Relu → y [1, 5, 8, 8]
+  const SIZE = 16;
+  const OUT = SIZE / 2;
+  function chain(extraReaderOfA = false): EditableModel {
+    const pads = intsAttribute('pads', [1, 1, 1, 1]);
+    const nodes: GraphNode[] = [
+      { opType: 'Conv', name: 'a', inputs: ['x', 'wa', 'ba'], outputs: ['ya'], rest: [intsAttribute('kernel_shape', [3, 3]), intsAttribute('strides', [2, 2]), pads] },
+      { opType: 'Conv', name: 'b', inputs: ['ya', 'wb', 'bb'], outputs: ['yb'], rest: [intsAttribute('kernel_shape', [3, 3]), pads, intAttribute('group', 1)] },
+      { opType: 'Relu', name: 'relu', inputs: [extraReaderOfA ? 'ya' : 'yb'], outputs: ['y'], rest: [] },
+    ];
+    const initializers = [
+      tensorOf('wa', onnx.FLOAT, [4, 3, 3, 3], seeded(4 * 27, 0.5, 1)),
+      tensorOf('ba', onnx.FLOAT, [4], seeded(4, 0.5, 2)),
+      tensorOf('wb', onnx.FLOAT, [5, 4, 3, 3], seeded(5 * 36, 0.5, 3)),
+      tensorOf('bb', onnx.FLOAT, [5], seeded(5, 0.5, 4)),
+    ];
+    const outputs = extraReaderOfA ? [floatValueInfo(onnx.GRAPH_OUTPUT, 'y', [1, 4, OUT, OUT]), floatValueInfo(onnx.GRAPH_OUTPUT, 'yb', [1, 5, OUT, OUT])] : [floatValueInfo(onnx.GRAPH_OUTPUT, 'y', [1, 5, OUT, OUT])];
+    return {
+      nodes,
+      initializers: new Map(initializers.map((tensor) => [tensor.name, tensor])),
+      inputs: ['x'],
+      outputs: extraReaderOfA ? ['y', 'yb'] : ['y'],
+      graphFields: [stringField(2, 'fold'), floatValueInfo(onnx.GRAPH_INPUT, 'x', [1, 3, SIZE, SIZE]), ...outputs],
+      modelFields: [varintField(1, 8), lengthDelimitedField(onnx.MODEL_OPSET_IMPORT, varintField(onnx.OPSET_VERSION, 15))],
+    };
+  }
+  async function run(model: EditableModel, x: Float32Array): Promise<Float32Array> {
+    const session = await ort.InferenceSession.create(new Uint8Array(writeModel(model, model.nodes, model.initializers.values())));
+    const { y } = await session.run({ x: new ort.Tensor('float32', x, [1, 3, SIZE, SIZE]) });
+    await session.release();
+    return y.data as Float32Array;
+  }
+
+  it('gives one 7×7 stride-2 convolution with the same values inside the frame, and different ones on it', async () => {
+    const x = seeded(3 * SIZE * SIZE, 1, 5);
+    const before = await run(chain(), x);
+    const model = chain();
+    expect(foldConvChains(model)).toBe(1);
+    expect(model.nodes.map((node) => node.name)).toEqual(['b', 'relu']);
+    const folded = model.nodes[0];
+    expect(folded.inputs[0]).toBe('x');
+    expect(intAttributes(folded)).toEqual(new Map([['kernel_shape', [7, 7]], ['strides', [2, 2]], ['pads', [3, 3, 3, 3]], ['group', [1]]]));
+    const after = await run(model, x);
+    let frameDiffers = false;
+    for (let c = 0; c < 5; c++) {
+      for (let row = 0; row < OUT; row++) {
+        for (let col = 0; col < OUT; col++) {
+          const i = (c * OUT + row) * OUT + col;
+          const onFrame = row === 0 || col === 0 || row === OUT - 1 || col === OUT - 1;
+          if (!onFrame) expect(after[i]).toBeCloseTo(before[i], 5);
+          else if (Math.abs(after[i] - before[i]) > 1e-3) frameDiffers = true;
+        }
+      }
+    }
+    // The edge is where the fold is not exact (the first convolution's output was padded with zeros).
+    expect(frameDiffers).toBe(true);
+  });
+
+  it('leaves a convolution that something else reads too, or that the calibration keeps in float32', () => {
+    const shared = chain(true);
+    expect(foldConvChains(shared)).toBe(0);
+    const kept = chain();
+    expect(foldConvChains(kept, new Set(['a']))).toBe(0);
+    expect(kept.nodes).toHaveLength(3);
   });
 });

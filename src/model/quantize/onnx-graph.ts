@@ -6,7 +6,7 @@
  */
 
 import * as onnx from '../onnx-fields.js';
-import { fieldText, lengthDelimitedField, payloadOf, readFields, readVarints, stringField, varintField, type WireField } from '../onnx-wire.js';
+import { encodeVarint, fieldText, lengthDelimitedField, payloadOf, readFields, readVarints, stringField, varintField, type WireField } from '../onnx-wire.js';
 
 /** One NodeProto: what a rewrite reads and changes, and the rest as it stood. */
 export interface GraphNode {
@@ -101,6 +101,39 @@ export function openModel(model: Uint8Array): EditableModel {
 /** An INT attribute (AttributeProto), as a node's `rest` holds it. */
 export function intAttribute(name: string, value: number): Uint8Array {
   return lengthDelimitedField(onnx.NODE_ATTRIBUTE, Buffer.concat([stringField(onnx.ATTRIBUTE_NAME, name), varintField(onnx.ATTRIBUTE_INT, value), varintField(onnx.ATTRIBUTE_TYPE, onnx.ATTRIBUTE_TYPE_INT)]));
+}
+
+/** An INTS attribute (AttributeProto), as a node's `rest` holds it. */
+export function intsAttribute(name: string, values: number[]): Uint8Array {
+  return lengthDelimitedField(
+    onnx.NODE_ATTRIBUTE,
+    Buffer.concat([stringField(onnx.ATTRIBUTE_NAME, name), lengthDelimitedField(onnx.ATTRIBUTE_INTS, Buffer.concat(values.map(encodeVarint))), varintField(onnx.ATTRIBUTE_TYPE, onnx.ATTRIBUTE_TYPE_INTS)]),
+  );
+}
+
+/**
+ * A node's attributes by name, each INT or INTS one as its list of values and any other
+ * kind as undefined (present, but not a list of integers).
+ */
+export function intAttributes(node: GraphNode): Map<string, number[] | undefined> {
+  const found = new Map<string, number[] | undefined>();
+  for (const bytes of node.rest) {
+    const [field] = readFields(bytes);
+    if (field.number !== onnx.NODE_ATTRIBUTE) continue;
+    const parts = readFields(payloadOf(field));
+    const ints = parts.filter((part) => part.number === onnx.ATTRIBUTE_INT || part.number === onnx.ATTRIBUTE_INTS);
+    const type = parts.find((part) => part.number === onnx.ATTRIBUTE_TYPE)?.value;
+    const isInts = type === BigInt(onnx.ATTRIBUTE_TYPE_INT) || type === BigInt(onnx.ATTRIBUTE_TYPE_INTS);
+    found.set(fieldText(parts.find((part) => part.number === onnx.ATTRIBUTE_NAME)), isInts ? ints.flatMap(readVarints).map((value) => Number(BigInt.asIntN(64, value))) : undefined);
+  }
+  return found;
+}
+
+/** A graph input or output (`field`: GRAPH_INPUT or GRAPH_OUTPUT) of float32 values and fixed `dims`. */
+export function floatValueInfo(field: number, name: string, dims: number[]): Uint8Array {
+  const shape = dims.map((d) => lengthDelimitedField(onnx.TENSOR_DIMS, varintField(1, d)));
+  const tensorType = Buffer.concat([varintField(onnx.TENSOR_TYPE_ELEM_TYPE, onnx.FLOAT), lengthDelimitedField(2, Buffer.concat(shape))]);
+  return lengthDelimitedField(field, Buffer.concat([stringField(onnx.VALUE_INFO_NAME, name), lengthDelimitedField(onnx.VALUE_INFO_TYPE, lengthDelimitedField(onnx.TYPE_TENSOR, tensorType))]));
 }
 
 /** An initializer from typed values; `dims` [] for a scalar. */

@@ -10,7 +10,7 @@
 
 import * as onnx from '../onnx-fields.js';
 import { lengthDelimitedField, stringField, varintField } from '../onnx-wire.js';
-import { intAttribute, tensorOf, writeModel, type EditableModel } from './onnx-graph.js';
+import { floatValueInfo, intAttribute, intsAttribute, tensorOf, writeModel, type EditableModel } from './onnx-graph.js';
 import { quantizeModel } from './qdq-model.js';
 
 /** The probe's input side and channel count. */
@@ -18,15 +18,8 @@ export const PROBE_SIZE = 128;
 export const PROBE_CHANNELS = 64;
 const LAYERS = 4;
 
-/** A float32 ValueInfoProto of shape [1, channels, size, size]. */
-function valueInfo(number: number, name: string): Uint8Array {
-  const dims = [1, PROBE_CHANNELS, PROBE_SIZE, PROBE_SIZE].map((d) => lengthDelimitedField(onnx.TENSOR_DIMS, varintField(1, d)));
-  const tensorType = Buffer.concat([varintField(onnx.TENSOR_TYPE_ELEM_TYPE, onnx.FLOAT), lengthDelimitedField(2, Buffer.concat(dims))]);
-  return lengthDelimitedField(number, Buffer.concat([stringField(onnx.VALUE_INFO_NAME, name), lengthDelimitedField(onnx.VALUE_INFO_TYPE, lengthDelimitedField(onnx.TYPE_TENSOR, tensorType))]));
-}
-
 /** Values in [−amplitude, amplitude) from a fixed seed: the same probe on every machine. */
-function seeded(length: number, amplitude: number, seed: number): Float32Array {
+export function seeded(length: number, amplitude: number, seed: number): Float32Array {
   const values = new Float32Array(length);
   let state = seed >>> 0;
   for (let i = 0; i < length; i++) {
@@ -41,11 +34,8 @@ export function probeInput(): Float32Array {
   return seeded(PROBE_CHANNELS * PROBE_SIZE * PROBE_SIZE, 1, 7);
 }
 
-/** "same" padding: the attribute pads [1, 1, 1, 1], as packed INTS. */
-const SAME_PADDING = lengthDelimitedField(
-  onnx.NODE_ATTRIBUTE,
-  Buffer.concat([stringField(onnx.ATTRIBUTE_NAME, 'pads'), lengthDelimitedField(onnx.ATTRIBUTE_INTS, Uint8Array.of(1, 1, 1, 1)), varintField(onnx.ATTRIBUTE_TYPE, onnx.ATTRIBUTE_TYPE_INTS)]),
-);
+/** "same" padding for a 3×3 convolution. */
+const SAME_PADDING = intsAttribute('pads', [1, 1, 1, 1]);
 
 /**
  * The float32 model x → (Conv 3×3 → Relu) × 4 → Sigmoid → y and its int8 rewrite (the Sigmoid
@@ -54,6 +44,7 @@ const SAME_PADDING = lengthDelimitedField(
  */
 export function probeModels(): { fp32: Uint8Array; int8: Uint8Array } {
   const c = PROBE_CHANNELS;
+  const shape = [1, c, PROBE_SIZE, PROBE_SIZE];
   const nodes: EditableModel['nodes'] = [];
   const weights = [];
   const ranges: Record<string, [number, number]> = { x: [-1, 1] };
@@ -72,7 +63,7 @@ export function probeModels(): { fp32: Uint8Array; int8: Uint8Array } {
     initializers: new Map(),
     inputs: ['x'],
     outputs: ['y'],
-    graphFields: [stringField(2, 'precision-probe'), valueInfo(onnx.GRAPH_INPUT, 'x'), valueInfo(onnx.GRAPH_OUTPUT, 'y')],
+    graphFields: [stringField(2, 'precision-probe'), floatValueInfo(onnx.GRAPH_INPUT, 'x', shape), floatValueInfo(onnx.GRAPH_OUTPUT, 'y', shape)],
     modelFields: [varintField(1, 8), lengthDelimitedField(onnx.MODEL_OPSET_IMPORT, varintField(onnx.OPSET_VERSION, 15))],
   };
   const fp32 = writeModel(model, model.nodes, weights);

@@ -23,11 +23,16 @@
  *   Gather on the uint8 tensor: the runtime's int8 convolution is slow for one output
  *   channel and fast for sixteen, and the values are the same.
  *
+ * - A convolution that only feeds another, with no activation between (IS-Net's first one),
+ *   is first folded into it (fold-convs.ts): one int8 convolution that reads the photo, where
+ *   a float32 one at 512² and its conversion into the int8 layout cost more.
+ *
  * Ranges come from a calibration file (int8-ranges.ts); convolutions it lists as float stay
- * float32, reading a dequantized input.
+ * float32, reading a dequantized input, and are never folded.
  */
 
 import * as onnx from '../onnx-fields.js';
+import { foldConvChains } from './fold-convs.js';
 import type { Int8Ranges } from './int8-ranges.js';
 import { floatValues, intAttribute, openModel, tensorOf, writeModel, type GraphNode, type GraphTensor } from './onnx-graph.js';
 import { dataInputs, planQuantization, type QdqOptions } from './qdq-plan.js';
@@ -42,6 +47,8 @@ export interface QdqModel {
   quantizedConvs: number;
   /** Convolutions kept in float32. */
   floatConvs: number;
+  /** Convolutions folded into the one that reads them. */
+  foldedConvs: number;
 }
 
 /**
@@ -53,6 +60,7 @@ export interface QdqModel {
  */
 export function quantizeModel(fp32Model: Uint8Array, ranges: Int8Ranges, options: QdqOptions = {}): QdqModel {
   const model = openModel(fp32Model);
+  const foldedConvs = foldConvChains(model, new Set(ranges.floatConvs));
   const { nodes, initializers } = model;
   const { quantized, groups } = planQuantization(model, new Set(ranges.floatConvs), options);
   const isIntegerConv = (node: GraphNode) => node.opType === 'Conv' && !ranges.floatConvs.includes(node.name) && initializers.has(node.inputs[1]);
@@ -165,5 +173,5 @@ export function quantizeModel(fp32Model: Uint8Array, ranges: Int8Ranges, options
 
   const read = new Set(out.flatMap((node) => node.inputs));
   const kept = [...initializers.values()].filter((tensor) => read.has(tensor.name));
-  return { model: writeModel(model, out, [...kept, ...added]), quantizedConvs, floatConvs: keptConvs };
+  return { model: writeModel(model, out, [...kept, ...added]), quantizedConvs, floatConvs: keptConvs, foldedConvs };
 }
