@@ -168,4 +168,14 @@ describe('folding a convolution into the one that reads it', () => {
     expect(foldConvChains(kept, new Set(['a']))).toBe(0);
     expect(kept.nodes).toHaveLength(3);
   });
+
+  it('runs before the QDQ rewrite, which then quantizes one convolution reading the input', () => {
+    const fp32 = writeModel(chain(), chain().nodes, chain().initializers.values());
+    const ranges = { model: 'fold', rule: '', photos: 0, floatConvs: [] as string[], ranges: { x: [-1, 1], ya: [-2, 2], y: [0, 3] } as Record<string, [number, number]> };
+    const folded = quantizeModel(fp32, ranges);
+    expect([folded.foldedConvs, folded.quantizedConvs, folded.floatConvs]).toEqual([1, 1, 0]);
+    expect(openModel(folded.model).nodes.find((node) => node.name === 'b')!.inputs[0]).toBe('x/dequantized/1');
+    const keptFloat = quantizeModel(fp32, { ...ranges, floatConvs: ['a'] });
+    expect([keptFloat.foldedConvs, keptFloat.quantizedConvs, keptFloat.floatConvs]).toEqual([0, 1, 1]);
+  });
 });

@@ -22,7 +22,6 @@
  *   logits) gets fifteen more channels of zero weights, and channel 0 is taken back with a
  *   Gather on the uint8 tensor: the runtime's int8 convolution is slow for one output
  *   channel and fast for sixteen, and the values are the same.
- *
  * - A convolution that only feeds another, with no activation between (IS-Net's first one),
  *   is first folded into it (fold-convs.ts): one int8 convolution that reads the photo, where
  *   a float32 one at 512² and its conversion into the int8 layout cost more.
