@@ -16,8 +16,9 @@ import { parseInt8Ranges, readInt8Ranges, type Int8Ranges } from './quantize/int
 import { quantizeModel } from './quantize/qdq-model.js';
 
 /**
- * Changes whenever quantizeModel's output for the same input changes, so that a data
- * directory keeps no int8 model made by an older rewrite.
+ * Changes whenever quantizeModel's output for the same input changes, so that an int8 model
+ * made by an older rewrite is never loaded: a new one is built beside it under a new name (the
+ * old file stays until removed; servers of the older version may share the data directory).
  */
 const REWRITE_VERSION = 'qdq-3';
 
