@@ -20,7 +20,7 @@ import { quantizeModel } from './quantize/qdq-model.js';
  * made by an older rewrite is never loaded: a new one is built beside it under a new name (the
  * old file stays until removed; servers of the older version may share the data directory).
  */
-const REWRITE_VERSION = 'qdq-3';
+const REWRITE_VERSION = 'qdq-4';
 
 /** The calibration file of the bundled model. */
 export const BUNDLED_RANGES: Int8Ranges = parseInt8Ranges(bundled, 'src/model/isnet-int8-ranges.json');

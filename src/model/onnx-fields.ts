@@ -19,6 +19,9 @@ export const VALUE_INFO_NAME = 1;
 export const VALUE_INFO_TYPE = 2;
 export const TYPE_TENSOR = 1;
 export const TENSOR_TYPE_ELEM_TYPE = 1;
+export const TENSOR_TYPE_SHAPE = 2;
+export const SHAPE_DIM = 1;
+export const DIM_VALUE = 1;
 
 export const NODE_INPUT = 1;
 export const NODE_OUTPUT = 2;

@@ -179,3 +179,56 @@ describe('folding a convolution into the one that reads it', () => {
     expect([keptFloat.foldedConvs, keptFloat.quantizedConvs, keptFloat.floatConvs]).toEqual([0, 1, 1]);
   });
 });
+
+describe('regrouping the photo for a strided int8 convolution (SpaceToDepth)', () => {
+  // x [1, 3, 16, 16] → Conv 3→16, stride 2 → Relu → Sigmoid → y, in the kernel sizes and pads of
+  // IS-Net's folded first convolution (7×7, pads 3), of conv_in (3×3, pads 1) and an uneven one.
+  const SIZE = 16;
+  function strided(kernel: number, pads: number[]): Buffer {
+    const out = (SIZE + pads[0] + pads[2] - kernel) / 2 + 1;
+    const model: EditableModel = {
+      nodes: [
+        { opType: 'Conv', name: 'conv', inputs: ['x', 'w', 'b'], outputs: ['c'], rest: [intsAttribute('kernel_shape', [kernel, kernel]), intsAttribute('strides', [2, 2]), intsAttribute('pads', pads)] },
+        { opType: 'Relu', name: 'relu', inputs: ['c'], outputs: ['r'], rest: [] },
+        { opType: 'Sigmoid', name: 'sigmoid', inputs: ['r'], outputs: ['y'], rest: [] },
+      ],
+      initializers: new Map(),
+      inputs: ['x'],
+      outputs: ['y'],
+      graphFields: [stringField(2, 'strided'), floatValueInfo(onnx.GRAPH_INPUT, 'x', [1, 3, SIZE, SIZE]), floatValueInfo(onnx.GRAPH_OUTPUT, 'y', [1, 16, Math.floor(out), Math.floor(out)])],
+      modelFields: [varintField(1, 8), lengthDelimitedField(onnx.MODEL_OPSET_IMPORT, varintField(onnx.OPSET_VERSION, 15))],
+    };
+    const weights = [tensorOf('w', onnx.FLOAT, [16, 3, kernel, kernel], seeded(16 * 3 * kernel * kernel, 0.3, 11)), tensorOf('b', onnx.FLOAT, [16], seeded(16, 0.3, 12))];
+    return writeModel(model, model.nodes, weights);
+  }
+  const ranges = { model: 'strided', rule: '', photos: 0, floatConvs: [] as string[], ranges: { x: [-1, 1], r: [0, 4] } as Record<string, [number, number]> };
+  async function run(model: Uint8Array, x: Float32Array): Promise<Float32Array> {
+    const session = await ort.InferenceSession.create(new Uint8Array(model));
+    const { y } = await session.run({ x: new ort.Tensor('float32', x, [1, 3, SIZE, SIZE]) });
+    await session.release();
+    return y.data as Float32Array;
+  }
+
+  it.each([
+    [7, [3, 3, 3, 3], [4, 4], [2, 2, 1, 1]],
+    [3, [1, 1, 1, 1], [2, 2], [1, 1, 0, 0]],
+    [5, [2, 1, 1, 2], [3, 3], [1, 1, 1, 1]],
+  ])('gives a stride-2 convolution of kernel %i, pads %j, the same int8 output as a stride-1 one on 12 channels', async (kernel, pads, regroupedKernel, regroupedPads) => {
+    const fp32 = strided(kernel, pads);
+    const plain = quantizeModel(fp32, ranges, { spaceToDepth: false });
+    const regrouped = quantizeModel(fp32, ranges);
+    expect([plain.regroupedConvs, regrouped.regroupedConvs]).toEqual([0, 1]);
+    const graph = openModel(regrouped.model);
+    expect(graph.nodes.slice(0, 2).map((node) => [node.opType, node.inputs[0]])).toEqual([['SpaceToDepth', 'x'], ['QuantizeLinear', 'x/space_to_depth']]);
+    const conv = graph.nodes.find((node) => node.name === 'conv')!;
+    expect(intAttributes(conv)).toEqual(new Map([['kernel_shape', regroupedKernel], ['strides', [1, 1]], ['pads', regroupedPads], ['group', [1]]]));
+    expect(graph.initializers.get('w/int8')!.dims).toEqual([16, 12, ...regroupedKernel]);
+    const x = seeded(3 * SIZE * SIZE, 1, 13);
+    const [before, after] = [await run(plain.model, x), await run(regrouped.model, x)];
+    expect(after).toEqual(before); // the same integers, bit for bit
+  });
+
+  it('leaves an input of many channels, and stride-1 convolutions, as they are', () => {
+    expect(openModel(probeModels().int8).nodes.some((node) => node.opType === 'SpaceToDepth')).toBe(false);
+  });
+});

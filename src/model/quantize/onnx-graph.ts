@@ -131,8 +131,8 @@ export function intAttributes(node: GraphNode): Map<string, number[] | undefined
 
 /** A graph input or output (`field`: GRAPH_INPUT or GRAPH_OUTPUT) of float32 values and fixed `dims`. */
 export function floatValueInfo(field: number, name: string, dims: number[]): Uint8Array {
-  const shape = dims.map((d) => lengthDelimitedField(onnx.TENSOR_DIMS, varintField(1, d)));
-  const tensorType = Buffer.concat([varintField(onnx.TENSOR_TYPE_ELEM_TYPE, onnx.FLOAT), lengthDelimitedField(2, Buffer.concat(shape))]);
+  const shape = dims.map((d) => lengthDelimitedField(onnx.SHAPE_DIM, varintField(onnx.DIM_VALUE, d)));
+  const tensorType = Buffer.concat([varintField(onnx.TENSOR_TYPE_ELEM_TYPE, onnx.FLOAT), lengthDelimitedField(onnx.TENSOR_TYPE_SHAPE, Buffer.concat(shape))]);
   return lengthDelimitedField(field, Buffer.concat([stringField(onnx.VALUE_INFO_NAME, name), lengthDelimitedField(onnx.VALUE_INFO_TYPE, lengthDelimitedField(onnx.TYPE_TENSOR, tensorType))]));
 }
 

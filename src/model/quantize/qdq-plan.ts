@@ -9,6 +9,8 @@ import type { EditableModel, GraphNode } from './onnx-graph.js';
 export interface QdqOptions {
   /** Give every Concat input the Concat output's parameters (default true). */
   shareConcatScales?: boolean;
+  /** Regroup the photo for a strided convolution that reads it, space-to-depth.ts (default true). */
+  spaceToDepth?: boolean;
 }
 
 /** Which inputs of each op carry activations; an op not listed here stops the rewrite. */
