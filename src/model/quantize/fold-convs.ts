@@ -27,18 +27,29 @@ interface ConvShape {
   pads: [number, number, number, number];
 }
 
-/** The convolution's shape when it is one this fold handles, else undefined. */
-function plainConv(model: EditableModel, node: GraphNode): ConvShape | undefined {
-  const weights = model.initializers.get(node.inputs[1]);
-  if (node.opType !== 'Conv' || !weights || weights.dims.length !== 4 || weights.dataType !== onnx.FLOAT) return undefined;
-  if (node.inputs[2] && model.initializers.get(node.inputs[2])?.dataType !== onnx.FLOAT) return undefined;
+/**
+ * The strides and pads of a Conv node that is a plain 2-D convolution (group 1, no dilation,
+ * explicit pads, no attribute beyond those), else undefined: what this fold and
+ * space-to-depth.ts know how to rewrite.
+ */
+export function plainConvGeometry(node: GraphNode): Pick<ConvShape, 'strides' | 'pads'> | undefined {
+  if (node.opType !== 'Conv') return undefined;
   const attributes = intAttributes(node);
   const known = new Set(['kernel_shape', 'strides', 'pads', 'dilations', 'group']);
-  if ([...attributes].some(([name, values]) => !known.has(name) || values === undefined)) return undefined; // auto_pad, or an attribute this fold does not know
+  if ([...attributes].some(([name, values]) => !known.has(name) || values === undefined)) return undefined; // auto_pad, or an attribute not known here
   if ((attributes.get('group') ?? [1])[0] !== 1 || (attributes.get('dilations') ?? [1, 1]).some((d) => d !== 1)) return undefined;
   const [strideY, strideX] = attributes.get('strides') ?? [1, 1];
   const [top, left, bottom, right] = attributes.get('pads') ?? [0, 0, 0, 0];
-  return { dims: weights.dims as ConvShape['dims'], strides: [strideY, strideX], pads: [top, left, bottom, right] };
+  return { strides: [strideY, strideX], pads: [top, left, bottom, right] };
+}
+
+/** The convolution's shape when it is one this fold handles, else undefined. */
+function plainConv(model: EditableModel, node: GraphNode): ConvShape | undefined {
+  const weights = model.initializers.get(node.inputs[1]);
+  const geometry = plainConvGeometry(node);
+  if (!geometry || !weights || weights.dims.length !== 4 || weights.dataType !== onnx.FLOAT) return undefined;
+  if (node.inputs[2] && model.initializers.get(node.inputs[2])?.dataType !== onnx.FLOAT) return undefined;
+  return { dims: weights.dims as ConvShape['dims'], ...geometry };
 }
 
 /**

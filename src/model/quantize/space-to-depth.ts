@@ -19,7 +19,8 @@
 
 import * as onnx from '../onnx-fields.js';
 import { fieldText, payloadOf, readFields, readVarints } from '../onnx-wire.js';
-import { intAttribute, intAttributes, intsAttribute, tensorOf, type EditableModel, type GraphNode, type GraphTensor } from './onnx-graph.js';
+import { plainConvGeometry } from './fold-convs.js';
+import { intAttribute, intsAttribute, tensorOf, type EditableModel, type GraphNode, type GraphTensor } from './onnx-graph.js';
 
 /** Inputs with at most this many channels are regrouped (a photo's RGB or RGBA). */
 const MAX_CHANNELS = 4;
@@ -54,7 +55,7 @@ function regroupAxis(kernel: number, padBefore: number, padAfter: number, s: num
  * `(py·s + px)·C + c` as SpaceToDepth orders them; also the new kernel size and pads
  * ([top, left, bottom, right]).
  */
-export function regroupWeights(values: Int8Array, dims: number[], s: number, pads: number[]): { values: Int8Array; dims: number[]; pads: number[] } {
+function regroupWeights(values: Int8Array, dims: number[], s: number, pads: number[]): { values: Int8Array; dims: number[]; pads: number[] } {
   const [outputs, channels, kh, kw] = dims;
   const [rows, cols] = [regroupAxis(kh, pads[0], pads[2], s), regroupAxis(kw, pads[1], pads[3], s)];
   const regrouped = new Int8Array(outputs * s * s * channels * rows.kernel * cols.kernel);
@@ -115,18 +116,10 @@ export function spaceToDepthInputs(model: EditableModel, nodes: GraphNode[], ten
     const plans = convs.map((conv) => {
       const weights = producer.get(conv.inputs[1]);
       const values = weights?.opType === 'DequantizeLinear' ? tensors.get(weights.inputs[0]) : undefined;
-      const attributes = intAttributes(conv);
-      const known = new Set(['kernel_shape', 'strides', 'pads', 'dilations', 'group']);
-      const plain =
-        conv.opType === 'Conv' &&
-        producer.get(conv.inputs[0])?.inputs[0] === quantize.outputs[0] &&
-        values?.dataType === onnx.INT8 &&
-        values.dims.length === 4 &&
-        [...attributes].every(([name, value]) => known.has(name) && value !== undefined) &&
-        (attributes.get('group') ?? [1])[0] === 1 &&
-        (attributes.get('dilations') ?? [1, 1]).every((d) => d === 1);
-      const [sy, sx] = attributes.get('strides') ?? [1, 1];
-      return plain && sy === sx && sy > 1 ? { conv, values: values!, stride: sy, pads: attributes.get('pads') ?? [0, 0, 0, 0] } : undefined;
+      const geometry = plainConvGeometry(conv);
+      const [sy, sx] = geometry?.strides ?? [1, 1];
+      const plain = geometry && producer.get(conv.inputs[0])?.inputs[0] === quantize.outputs[0] && values?.dataType === onnx.INT8 && values.dims.length === 4;
+      return plain && sy === sx && sy > 1 ? { conv, values: values!, stride: sy, pads: geometry.pads } : undefined;
     });
     const stride = plans[0]?.stride;
     if (!stride || plans.some((plan) => plan?.stride !== stride) || dims[2] % stride !== 0 || dims[3] % stride !== 0) continue;
