@@ -343,7 +343,8 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
   const table = phaseTable(load.outcomes, phases);
   const probeLines = await countProbeLogLines(replicas);
   process.stdout.write(`\n${table}\n\n`);
-  process.stdout.write(`HAProxy's added latency (GET /healthz, 400 requests each way, sequential, kept-alive): p50 +${(latency.proxied.p50 - latency.direct.p50).toFixed(2)} ms, p99 +${(latency.proxied.p99 - latency.direct.p99).toFixed(2)} ms\n`);
+  const added = (ms: number) => `${ms < 0 ? '−' : '+'}${Math.abs(ms).toFixed(2)} ms`;
+  process.stdout.write(`HAProxy's added latency (GET /healthz, 400 requests each way, sequential, kept-alive): p50 ${added(latency.proxied.p50 - latency.direct.p50)}, p99 ${added(latency.proxied.p99 - latency.direct.p99)}\n`);
   process.stdout.write(`Health checks logged at info by the replicas: ${probeLines} lines\n`);
   // Per request of the load (phase 4's own requests are direct and few: counted in, said here).
   const removals = load.outcomes.filter((o) => o.client.startsWith('removal')).length;
