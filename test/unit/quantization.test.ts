@@ -181,24 +181,25 @@ describe('folding a convolution into the one that reads it', () => {
 });
 
 describe('regrouping the photo for a strided int8 convolution (SpaceToDepth)', () => {
-  // x [1, 3, 16, 16] → Conv 3→16, stride 2 → Relu → Sigmoid → y, in the kernel sizes and pads of
-  // IS-Net's folded first convolution (7×7, pads 3), of conv_in (3×3, pads 1) and an uneven one.
+  // x [1, C, 16, 16] → Conv C→16 → Relu → Sigmoid → y, stride 2 and C = 3 unless said, in the
+  // kernel sizes and pads of IS-Net's folded first convolution (7×7, pads 3), of conv_in (3×3,
+  // pads 1) and an uneven one.
   const SIZE = 16;
-  function strided(kernel: number, pads: number[]): Buffer {
-    const out = (SIZE + pads[0] + pads[2] - kernel) / 2 + 1;
+  function strided(kernel: number, pads: number[], stride = 2, channels = 3): Buffer {
+    const out = Math.floor((SIZE + pads[0] + pads[2] - kernel) / stride) + 1;
     const model: EditableModel = {
       nodes: [
-        { opType: 'Conv', name: 'conv', inputs: ['x', 'w', 'b'], outputs: ['c'], rest: [intsAttribute('kernel_shape', [kernel, kernel]), intsAttribute('strides', [2, 2]), intsAttribute('pads', pads)] },
+        { opType: 'Conv', name: 'conv', inputs: ['x', 'w', 'b'], outputs: ['c'], rest: [intsAttribute('kernel_shape', [kernel, kernel]), intsAttribute('strides', [stride, stride]), intsAttribute('pads', pads)] },
         { opType: 'Relu', name: 'relu', inputs: ['c'], outputs: ['r'], rest: [] },
         { opType: 'Sigmoid', name: 'sigmoid', inputs: ['r'], outputs: ['y'], rest: [] },
       ],
       initializers: new Map(),
       inputs: ['x'],
       outputs: ['y'],
-      graphFields: [stringField(2, 'strided'), floatValueInfo(onnx.GRAPH_INPUT, 'x', [1, 3, SIZE, SIZE]), floatValueInfo(onnx.GRAPH_OUTPUT, 'y', [1, 16, Math.floor(out), Math.floor(out)])],
+      graphFields: [stringField(2, 'strided'), floatValueInfo(onnx.GRAPH_INPUT, 'x', [1, channels, SIZE, SIZE]), floatValueInfo(onnx.GRAPH_OUTPUT, 'y', [1, 16, out, out])],
       modelFields: [varintField(1, 8), lengthDelimitedField(onnx.MODEL_OPSET_IMPORT, varintField(onnx.OPSET_VERSION, 15))],
     };
-    const weights = [tensorOf('w', onnx.FLOAT, [16, 3, kernel, kernel], seeded(16 * 3 * kernel * kernel, 0.3, 11)), tensorOf('b', onnx.FLOAT, [16], seeded(16, 0.3, 12))];
+    const weights = [tensorOf('w', onnx.FLOAT, [16, channels, kernel, kernel], seeded(16 * channels * kernel * kernel, 0.3, 11)), tensorOf('b', onnx.FLOAT, [16], seeded(16, 0.3, 12))];
     return writeModel(model, model.nodes, weights);
   }
   const ranges = { model: 'strided', rule: '', photos: 0, floatConvs: [] as string[], ranges: { x: [-1, 1], r: [0, 4] } as Record<string, [number, number]> };
@@ -228,7 +229,11 @@ describe('regrouping the photo for a strided int8 convolution (SpaceToDepth)', (
     expect(after).toEqual(before); // the same integers, bit for bit
   });
 
-  it('leaves an input of many channels, and stride-1 convolutions, as they are', () => {
-    expect(openModel(probeModels().int8).nodes.some((node) => node.opType === 'SpaceToDepth')).toBe(false);
+  it('leaves a stride-1 convolution on the photo, and a strided one on an input of more than four channels, as they are', () => {
+    for (const fp32 of [strided(3, [1, 1, 1, 1], 1), strided(3, [1, 1, 1, 1], 2, 5)]) {
+      const quantized = quantizeModel(fp32, ranges);
+      expect(quantized.regroupedConvs).toBe(0);
+      expect(openModel(quantized.model).nodes.some((node) => node.opType === 'SpaceToDepth')).toBe(false);
+    }
   });
 });

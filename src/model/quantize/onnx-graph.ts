@@ -136,6 +136,23 @@ export function floatValueInfo(field: number, name: string, dims: number[]): Uin
   return lengthDelimitedField(field, Buffer.concat([stringField(onnx.VALUE_INFO_NAME, name), lengthDelimitedField(onnx.VALUE_INFO_TYPE, lengthDelimitedField(onnx.TYPE_TENSOR, tensorType))]));
 }
 
+/** The fixed dims of graph input `name` (as floatValueInfo writes them), or undefined when any is symbolic or missing. */
+export function graphInputDims(model: EditableModel, name: string): number[] | undefined {
+  for (const bytes of model.graphFields) {
+    const [field] = readFields(bytes);
+    if (field.number !== onnx.GRAPH_INPUT) continue;
+    const parts = readFields(payloadOf(field));
+    if (fieldText(parts.find((part) => part.number === onnx.VALUE_INFO_NAME)) !== name) continue;
+    const type = parts.find((part) => part.number === onnx.VALUE_INFO_TYPE);
+    const tensorType = type && readFields(payloadOf(type)).find((part) => part.number === onnx.TYPE_TENSOR);
+    const shape = tensorType && readFields(payloadOf(tensorType)).find((part) => part.number === onnx.TENSOR_TYPE_SHAPE);
+    if (!shape) return undefined;
+    const dims = readFields(payloadOf(shape)).filter((part) => part.number === onnx.SHAPE_DIM).map((dim) => readFields(payloadOf(dim)).find((part) => part.number === onnx.DIM_VALUE));
+    return dims.every((dim) => dim !== undefined) ? dims.map((dim) => Number(readVarints(dim!)[0])) : undefined;
+  }
+  return undefined;
+}
+
 /** An initializer from typed values; `dims` [] for a scalar. */
 export function tensorOf(name: string, dataType: number, dims: number[], values: ArrayBufferView): GraphTensor {
   return { name, dataType, dims, raw: new Uint8Array(values.buffer, values.byteOffset, values.byteLength) };

@@ -18,9 +18,8 @@
  */
 
 import * as onnx from '../onnx-fields.js';
-import { fieldText, payloadOf, readFields, readVarints } from '../onnx-wire.js';
 import { plainConvGeometry } from './fold-convs.js';
-import { intAttribute, intsAttribute, tensorOf, type EditableModel, type GraphNode, type GraphTensor } from './onnx-graph.js';
+import { graphInputDims, intAttribute, intsAttribute, tensorOf, type EditableModel, type GraphNode, type GraphTensor } from './onnx-graph.js';
 
 /** Inputs with at most this many channels are regrouped (a photo's RGB or RGBA). */
 const MAX_CHANNELS = 4;
@@ -80,23 +79,6 @@ function regroupWeights(values: Int8Array, dims: number[], s: number, pads: numb
   return { values: regrouped, dims: [outputs, s * s * channels, rows.kernel, cols.kernel], pads: [rows.padBefore, cols.padBefore, rows.padAfter, cols.padAfter] };
 }
 
-/** The fixed dims of graph input `name`, or undefined when any is symbolic or missing. */
-function inputDims(model: EditableModel, name: string): number[] | undefined {
-  for (const bytes of model.graphFields) {
-    const [field] = readFields(bytes);
-    if (field.number !== onnx.GRAPH_INPUT) continue;
-    const parts = readFields(payloadOf(field));
-    if (fieldText(parts.find((part) => part.number === onnx.VALUE_INFO_NAME)) !== name) continue;
-    const type = parts.find((part) => part.number === onnx.VALUE_INFO_TYPE);
-    const tensorType = type && readFields(payloadOf(type)).find((part) => part.number === onnx.TYPE_TENSOR);
-    const shape = tensorType && readFields(payloadOf(tensorType)).find((part) => part.number === onnx.TENSOR_TYPE_SHAPE);
-    if (!shape) return undefined;
-    const dims = readFields(payloadOf(shape)).filter((part) => part.number === onnx.SHAPE_DIM).map((dim) => readFields(payloadOf(dim)).find((part) => part.number === onnx.DIM_VALUE));
-    return dims.every((dim) => dim !== undefined) ? dims.map((dim) => Number(readVarints(dim!)[0])) : undefined;
-  }
-  return undefined;
-}
-
 /**
  * Rewrites, in `nodes` and `tensors` (a QDQ graph as qdq-model.ts writes it), every graph
  * input of few channels that only strided int8 convolutions read: a SpaceToDepth before its
@@ -108,7 +90,7 @@ export function spaceToDepthInputs(model: EditableModel, nodes: GraphNode[], ten
   const readersOf = (name: string) => nodes.filter((node) => node.inputs.includes(name));
   let rewritten = 0;
   for (const input of model.inputs) {
-    const dims = inputDims(model, input);
+    const dims = graphInputDims(model, input);
     const quantize = nodes.find((node) => node.opType === 'QuantizeLinear' && node.inputs[0] === input);
     if (!dims || dims.length !== 4 || dims[1] > MAX_CHANNELS || !quantize || readersOf(input).length !== 1) continue;
     const dequantizes = readersOf(quantize.outputs[0]);
