@@ -67,7 +67,7 @@ export class ModelService {
       const segmenter = await loadSegmenter(path, { threads: this.#options.threads, instances: this.#options.instances, memoryArena: this.#options.memoryArena, memoryPattern: this.#options.memoryPattern });
       // The warm-up takes the requests' own path (tensor and mask made on the model's thread).
       const { size } = segmenter;
-      await segmenter.segment({ data: new Uint8Array(3 * size * size), width: size, height: size, channels: 3 });
+      await segmenter.segment([{ data: new Uint8Array(3 * size * size), width: size, height: size, channels: 3 }]);
       this.#segmenter = segmenter;
       return segmenter;
     })();

@@ -1,5 +1,6 @@
 import { CutoutError } from '../errors.js';
 import type { AnswerFormat, AnswerSpec, Length, RegionOfInterest, Rgba } from '../pipeline/answer-spec.js';
+import type { Quality } from '../pipeline/views.js';
 
 /**
  * The output options a background request may send (remove.bg's names wherever remove.bg has
@@ -19,6 +20,8 @@ export interface OutputOptions {
   roi?: RegionOfInterest;
   /** The request's own `refine`, if it made a choice; otherwise CUTOUT_REFINE decides. */
   refine?: boolean;
+  /** The request's own `quality` (`views.ts`), if it made a choice; otherwise CUTOUT_QUALITY decides. */
+  quality?: Quality;
 }
 
 /** The options of a request that sent none: today's answer, a full-size transparent PNG. */
@@ -27,6 +30,7 @@ export const NO_OPTIONS: Readonly<OutputOptions> = Object.freeze({ channels: 'rg
 /** The largest side `max_width`, `max_height` and a pixel `crop_margin` may name. */
 const MAX_SIDE = 65_535;
 const FORMATS: Record<string, AnswerFormat> = { png: 'png', webp: 'webp', jpg: 'jpeg', jpeg: 'jpeg' };
+const QUALITY: Record<string, Quality> = { fast: 'fast', best: 'best' };
 const HEX_COLOUR = /^#?([0-9a-f]{3}|[0-9a-f]{6}|[0-9a-f]{8})$/i;
 const LENGTH = /^(\d+(?:\.\d+)?)(px|%)?$/;
 
@@ -49,6 +53,7 @@ export function parseOutputOptions(fields: Readonly<Record<string, unknown>>, so
   if (has('max_height')) options.maxHeight = positiveInteger('max_height', fields.max_height, source);
   if (has('roi')) options.roi = regionOfInterest(fields.roi);
   if (has('refine')) options.refine = boolean('refine', fields.refine, source);
+  if (has('quality')) options.quality = oneOf('quality', fields.quality, QUALITY, 'fast or best');
   if (options.channels === 'alpha' && (options.bgColor || options.bgImageUrl)) {
     throw invalid('channels: alpha answers the mask alone, which has no background: leave out bg_color and bg_image_url, or ask for rgba.');
   }
