@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alphaAt, makePhoto, makeSubjectPhoto, multipartUpload } from './helpers/images.js';
+import { alphaAt, makeClutterPhoto, makePhoto, makeSubjectPhoto, multipartUpload } from './helpers/images.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 
 let t: TestApp;
@@ -91,6 +91,35 @@ describe('the three background endpoints', () => {
       payload: { image_url: `${serverUrl}/photo.jpg` },
     });
     await expectCutout(response, 640, 480);
+  });
+});
+
+describe('quality and X-Uncertainty', () => {
+  const remove = (image: Buffer, fields: Record<string, unknown>) =>
+    t.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: auth }, payload: { image_base64: image.toString('base64'), ...fields } });
+  const uncertainty = (response: { headers: Record<string, unknown> }) => Number(response.headers['x-uncertainty']);
+
+  it('best cuts the ball as fast does, with less doubt; both say how doubtful they are', async () => {
+    const [best, fast] = await Promise.all([remove(photo, { quality: 'best' }), remove(photo, { quality: 'fast' })]);
+    await expectCutout(best, 640, 480);
+    await expectCutout(fast, 640, 480);
+    for (const response of [best, fast]) expect(response.headers['x-uncertainty']).toMatch(/^(0|1)\.\d{3}$/);
+    expect(uncertainty(best)).toBeLessThan(0.05);
+    expect(uncertainty(fast)).toBeLessThan(0.05);
+    expect(best.headers['x-foreground-width']).toBe(fast.headers['x-foreground-width']);
+  });
+
+  it('is far higher where the views disagree (a clutter of discs) than where they agree (the ball)', async () => {
+    const [clutter, ball] = await Promise.all([remove(await makeClutterPhoto(), { quality: 'best' }), remove(photo, { quality: 'best' })]);
+    expect([clutter.statusCode, ball.statusCode]).toEqual([200, 200]);
+    expect(uncertainty(clutter)).toBeGreaterThan(0.15);
+    expect(uncertainty(clutter)).toBeGreaterThan(10 * uncertainty(ball));
+  });
+
+  it('refuses a quality it does not know, naming the field and the choices', async () => {
+    const response = await remove(photo, { quality: 'max' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ code: 'invalid_request', detail: expect.stringMatching(/^quality must be fast or best/) });
   });
 });
 

@@ -30,12 +30,15 @@ Result (the API's output options):
   --max-width N, --max-height N   scale down to fit
   --roi "x1 y1 x2 y2"    region of interest, in pixels or percent
   --no-refine            the model's mask as it is, without edge refinement
+  --quality best|fast    best: the photo and its mirror, fused; fast: one look
+                         (default: the server's CUTOUT_QUALITY, normally best)
 
 On a terminal it shows a progress bar; otherwise one line per image. Exit status 0 when
 every image was written or skipped, 1 when any failed, 2 for a usage error.`;
 
 const FORMATS = ['png', 'webp', 'jpg', 'jpeg'] as const;
 const CHANNELS = ['rgba', 'alpha'] as const;
+const QUALITIES = ['best', 'fast'] as const;
 const EXTENSIONS: Record<(typeof FORMATS)[number], string> = { png: '.png', webp: '.webp', jpg: '.jpg', jpeg: '.jpg' };
 
 const FLAGS = {
@@ -55,6 +58,7 @@ const FLAGS = {
   roi: { type: 'string' },
   refine: { type: 'boolean' },
   'no-refine': { type: 'boolean' },
+  quality: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -175,6 +179,7 @@ function parseRemoveArgs(args: string[], env: NodeJS.ProcessEnv): RemoveRun | un
     max_height: positiveInteger('--max-height', values['max-height']),
     roi: values.roi,
     refine: values['no-refine'] ? false : values.refine,
+    quality: oneOf('--quality', values.quality, QUALITIES),
   };
   return {
     inputs: positionals,

@@ -38,7 +38,10 @@ export interface TestApp {
  */
 export async function startTestApp(overrides: Partial<Config> = {}, options: { now?: () => Date; model?: ModelService; store?: Store } = {}): Promise<TestApp> {
   const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'cutout-test-')));
-  const config = loadConfig({}, { dataDir, logLevel: 'silent', ...overrides });
+  // One look per image unless a test asks for the fused views: the tests here are about the
+  // service around the model, and a second pass per image would double their model time.
+  // The views are tested in test/unit/views.test.ts, test/background.test.ts and the quality guard.
+  const config = loadConfig({}, { dataDir, logLevel: 'silent', quality: 'fast', ...overrides });
   const store = options.store ?? (await openSqliteStore(dataDir));
   const model = options.model ?? ModelService.ofSegmenter(await sharedSegmenter());
   const { services, close: closeServices } = createServices(config, store, { model, now: options.now });

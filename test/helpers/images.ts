@@ -20,6 +20,24 @@ export async function makeSubjectPhoto(width = 640, height = 480): Promise<Sharp
   return sharp(Buffer.from(svg));
 }
 
+/**
+ * A photo with no clear subject: forty overlapping discs of random colours (a fixed seed) on
+ * grey. The model's guess on it changes when it is shown the photo mirrored, so the views of
+ * `quality: best` disagree (its X-Uncertainty measured about 0.5, the ball's about 0.002).
+ */
+export function makeClutterPhoto(width = 640, height = 480): Promise<Buffer> {
+  let seed = 3;
+  const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+  let discs = '';
+  for (let i = 0; i < 40; i++) {
+    const [x, y, r] = [random() * width, random() * height, 10 + random() * 60].map((v) => Math.floor(v));
+    const [red, green, blue] = [random(), random(), random()].map((v) => Math.floor(v * 255));
+    discs += `<circle cx="${x}" cy="${y}" r="${r}" fill="rgb(${red},${green},${blue})"/>`;
+  }
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%" fill="#808080"/>${discs}</svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
+}
+
 /** The subject photo encoded as one of the formats Cutout accepts. */
 export async function makePhoto(format: 'jpeg' | 'png' | 'webp' | 'gif' | 'tiff' | 'avif', width = 640, height = 480): Promise<Buffer> {
   const photo = await makeSubjectPhoto(width, height);

@@ -17,11 +17,12 @@ export function testModelPath(): Promise<string> {
 }
 
 /**
- * Starts `src/main.ts` with the real model and one inference thread, and resolves once
+ * Starts `src/main.ts` with the real model, one inference thread and one look per image
+ * (CUTOUT_QUALITY=fast: these servers test the service, not the views), and resolves once
  * `GET /readyz` answers 200. `env` adds to or overrides that (CUTOUT_DATA_DIR is required).
  */
 export async function startServer(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
-  return startServerProcess({ env: childEnv({ CUTOUT_INFERENCE_THREADS: '1', LOG_LEVEL: 'info', CUTOUT_MODEL_PATH: await testModelPath(), ...env }), readyTimeoutMs: timeoutMs });
+  return startServerProcess({ env: childEnv({ CUTOUT_INFERENCE_THREADS: '1', CUTOUT_QUALITY: 'fast', LOG_LEVEL: 'info', CUTOUT_MODEL_PATH: await testModelPath(), ...env }), readyTimeoutMs: timeoutMs });
 }
 
 export interface HttpAnswer {

@@ -20,13 +20,15 @@ export interface RemovalResult {
   height: number;
   /** Where the model found the subject, or null when it found none. */
   foreground: ForegroundBox | null;
+  /** How doubtful the cut is, 0 to 1 (`X-Uncertainty`; the server's README defines it), or null from a server that does not send it. */
+  uncertainty: number | null;
   /** The server's id of the request that answered (`x-request-id`). */
   requestId: string;
 }
 
 /**
  * Reads a 200 answer of a removal: raw image bytes and the `X-Width`, `X-Height`,
- * `X-Foreground-*` headers. Anything else (a JSON Base64 answer from a server too old to
+ * `X-Foreground-*` and `X-Uncertainty` headers. Anything else (a JSON Base64 answer from a server too old to
  * send raw bytes) is `unexpected_response`, not a guess.
  */
 export function readRemovalResult(answer: HttpAnswer): RemovalResult {
@@ -42,7 +44,9 @@ export function readRemovalResult(answer: HttpAnswer): RemovalResult {
   const box = ['top', 'left', 'width', 'height'].map((side) => integerHeader(answer.headers, `x-foreground-${side}`));
   const [top, left, boxWidth, boxHeight] = box;
   const foreground = top !== undefined && left !== undefined && boxWidth !== undefined && boxHeight !== undefined ? { top, left, width: boxWidth, height: boxHeight } : null;
-  return { bytes: answer.body, contentType, width, height, foreground, requestId };
+  const doubt = Number(answer.headers.get('x-uncertainty') ?? Number.NaN);
+  const uncertainty = Number.isFinite(doubt) && doubt >= 0 && doubt <= 1 ? doubt : null;
+  return { bytes: answer.body, contentType, width, height, foreground, uncertainty, requestId };
 }
 
 function integerHeader(headers: Headers, name: string): number | undefined {
