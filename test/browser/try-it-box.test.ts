@@ -1,9 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp, { type Sharp } from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haveChromium, launchChromium, screenshotDir, watchPage, type PageWatch, type ScreenshotDir } from './chromium.js';
+import { haveChromium, launchChromium, saveScreenshot, screenshotDir, watchPage, type PageWatch, type ScreenshotDir } from './chromium.js';
 import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
 
 /**
@@ -199,10 +198,7 @@ describe.skipIf(!haveChromium)('try-it: the subject box', { timeout: 180_000 }, 
     const typed = await Promise.all(['#roi-x1', '#roi-y1', '#roi-x2', '#roi-y2'].map((id) => page.locator(id).inputValue()));
     expect(typed.join(' ')).toBe([boxed.roi!.x1, boxed.roi!.y1, boxed.roi!.x2, boxed.roi!.y2].join(' '));
     await expect(page.locator('#try-status').textContent()).resolves.toMatch(/^Cut inside the box in \d+\.\d s\.$/);
-    await sharp(await page.screenshot({ fullPage: true }))
-      .resize({ width: 800 })
-      .png({ palette: true, quality: 90, compressionLevel: 9 })
-      .toFile(join(shots.path, '09-try-it-box.png'));
+    await saveScreenshot(page, shots, '09-try-it-box');
   });
 
   it('a click on the photo is no box: nothing is sent and the box stays', async () => {
@@ -343,6 +339,18 @@ describe.skipIf(!haveChromium)('try-it: the subject box', { timeout: 180_000 }, 
     } finally {
       await phoneContext.close();
     }
+  });
+
+  it('a photo this browser cannot show (TIFF) still gets its cut, but offers no box to draw', async () => {
+    const tiff = await twoBallPhoto().tiff().toBuffer();
+    const first = await cutBy(page, () => page.locator('#try-file').setInputFiles({ name: 'two-balls.tiff', mimeType: 'image/tiff', buffer: tiff }));
+    expect(first.roi).toBeNull();
+    expect(first.cut.at(RIGHT_BALL.x, RIGHT_BALL.y)).toBeGreaterThan(200);
+    await page.waitForFunction(() => (document.getElementById('before') as HTMLImageElement).complete);
+    await expect(page.locator('#try-roi').isHidden()).resolves.toBe(true);
+    // A photo it can show brings the box back.
+    await cutBy(page, () => page.locator('#try-file').setInputFiles({ name: 'two-balls.jpg', mimeType: 'image/jpeg', buffer: photo }));
+    await page.locator('#try-roi').waitFor({ state: 'visible' });
   });
 
   it('loaded nothing from outside the server, and the page logged no script error', () => {
