@@ -12,7 +12,7 @@ import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
  * is scaled or turned on screen, and nothing outside it is left in the new cut.
  *
  * The photo has two balls side by side; the box takes the right one. Leaves
- * `09-try-it-box.png` (800 px wide) in CUTOUT_SCREENSHOT_DIR.
+ * `09-try-it-box.png` and `10-phone-try-it-box.png` in CUTOUT_SCREENSHOT_DIR.
  */
 
 const PASSWORD = 'a long enough password';
@@ -137,6 +137,20 @@ describe.skipIf(!haveChromium)('try-it: the subject box', { timeout: 180_000 }, 
     return { roi: parseRoi(new URL(request.url()).searchParams.get('roi')), cut: alphaOf(shownAlpha.width, shownAlpha.height, Buffer.from(shownAlpha.alpha, 'base64')) };
   }
 
+  /** How many requests the page makes while `action` runs and a moment after. */
+  async function requestsDuring(action: () => Promise<unknown>): Promise<number> {
+    let sent = 0;
+    const count = () => sent++;
+    page.on('request', count);
+    try {
+      await action();
+      await page.waitForTimeout(300);
+    } finally {
+      page.off('request', count);
+    }
+    return sent;
+  }
+
   /** Where a point of the photo (fractions of its width and height) is on screen. */
   async function onScreen(on: Page, fx: number, fy: number): Promise<{ x: number; y: number }> {
     await on.locator('#before').scrollIntoViewIfNeeded();
@@ -202,14 +216,8 @@ describe.skipIf(!haveChromium)('try-it: the subject box', { timeout: 180_000 }, 
   });
 
   it('a click on the photo is no box: nothing is sent and the box stays', async () => {
-    let sent = 0;
-    const count = () => sent++;
-    page.on('request', count);
     const at = await onScreen(page, 0.3, 0.5);
-    await page.mouse.click(at.x, at.y);
-    await page.waitForTimeout(300);
-    page.off('request', count);
-    expect(sent).toBe(0);
+    expect(await requestsDuring(() => page.mouse.click(at.x, at.y))).toBe(0);
     await expect(page.locator('#roi-box').isVisible()).resolves.toBe(true);
   });
 
@@ -239,14 +247,8 @@ describe.skipIf(!haveChromium)('try-it: the subject box', { timeout: 180_000 }, 
     expect(cut.at(RIGHT_BALL.x, RIGHT_BALL.y)).toBe(0);
 
     // A right edge left of the left one is refused by the form, and nothing is sent.
-    let sent = 0;
-    const count = () => sent++;
-    page.on('request', count);
     await page.locator('#roi-x2').fill('30');
-    await page.locator('#roi-x2').press('Enter');
-    await page.waitForTimeout(300);
-    page.off('request', count);
-    expect(sent).toBe(0);
+    expect(await requestsDuring(() => page.locator('#roi-x2').press('Enter'))).toBe(0);
     await expect(page.locator('#roi-x2').evaluate((field: HTMLInputElement) => field.validationMessage)).resolves.toBe('Right must be more than Left.');
     await page.locator('#roi-x2').fill('350');
 
@@ -262,6 +264,14 @@ describe.skipIf(!haveChromium)('try-it: the subject box', { timeout: 180_000 }, 
     // The button is disabled with no box to clear, and focus moved to the first field.
     await expect(page.locator('#roi-clear').isDisabled()).resolves.toBe(true);
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('roi-x1');
+
+    // Edges typed but not sent are cleared too, with nothing to send.
+    await page.keyboard.type('120');
+    await expect(page.locator('#roi-clear').isEnabled()).resolves.toBe(true);
+    await page.locator('#roi-clear').focus();
+    expect(await requestsDuring(() => page.keyboard.press('Enter'))).toBe(0);
+    await expect(page.locator('#roi-x1').inputValue()).resolves.toBe('');
+    await expect(page.locator('#roi-clear').isDisabled()).resolves.toBe(true);
   });
 
   it("maps the box to the photo's own pixels on a photo turned by its EXIF orientation", async () => {
@@ -330,6 +340,7 @@ describe.skipIf(!haveChromium)('try-it: the subject box', { timeout: 180_000 }, 
       expect(cut.largestOutside(boxed.roi!)).toBe(0);
       expect(cut.at(RIGHT_BALL.x, RIGHT_BALL.y)).toBeGreaterThan(200);
       await expect(noSideways()).resolves.toBe(true);
+      await saveScreenshot(phone, shots, '10-phone-try-it-box');
 
       const cleared = await cutBy(phone, () => phone.locator('#roi-clear').tap());
       expect(cleared.roi).toBeNull();

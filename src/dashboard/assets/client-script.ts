@@ -201,7 +201,12 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
       field.setCustomValidity('');
     });
     if (!box && document.activeElement === roiClear) fields[0].focus();
-    roiClear.disabled = !box;
+    updateClear();
+  }
+
+  // Clear has something to clear: a box the cut was made in, or edges typed but not yet sent.
+  function updateClear() {
+    roiClear.disabled = !box && fields.every(function (field) { return field.value === ''; });
   }
 
   before.addEventListener('load', function () {
@@ -282,6 +287,7 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
       fields[2].setCustomValidity(typed && typed.x2 <= typed.x1 ? 'Right must be more than Left.' : '');
       fields[3].setCustomValidity(typed && typed.y2 <= typed.y1 ? 'Bottom must be more than Top.' : '');
       drawBox(typed && fields.every(function (f) { return f.checkValidity(); }) ? typed : box);
+      updateClear();
     });
   });
   roiForm.addEventListener('submit', function (event) {
@@ -292,9 +298,9 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
     send(current, false);
   });
   roiClear.addEventListener('click', function () {
-    if (!current || !box) return;
+    var sent = box;
     setBox(null);
-    send(current, false);
+    if (current && sent) send(current, false);
   });
 })();
 `;
