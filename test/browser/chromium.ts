@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import sharp from 'sharp';
 
 /**
  * Debian's Chromium for the browser tests, driven by playwright-core (which downloads no
@@ -63,4 +64,14 @@ export async function screenshotDir(): Promise<ScreenshotDir> {
   const path = kept ? resolve(kept) : await mkdtemp(join(tmpdir(), 'cutout-screens-'));
   await mkdir(path, { recursive: true });
   return { path, dispose: async () => (kept ? undefined : rm(path, { recursive: true, force: true })) };
+}
+
+/** Saves what `page` shows now as `<name>.png` in `dir`, at most 800 px wide, as a palette PNG (the form docs/screenshots keeps). */
+export async function saveScreenshot(page: Page, dir: ScreenshotDir, name: string, fullPage = true): Promise<void> {
+  const png = await page.screenshot({ fullPage });
+  const { width } = await sharp(png).metadata();
+  await sharp(png)
+    .resize({ width: Math.min(800, width ?? 800) })
+    .png({ palette: true, quality: 90, compressionLevel: 9 })
+    .toFile(join(dir.path, `${name}.png`));
 }

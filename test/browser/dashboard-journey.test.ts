@@ -1,11 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alphaAt, makePhoto } from '../helpers/images.js';
-import { haveChromium, launchChromium, screenshotDir, watchPage, type PageWatch, type ScreenshotDir } from './chromium.js';
+import { haveChromium, launchChromium, saveScreenshot, screenshotDir, watchPage, type PageWatch, type ScreenshotDir } from './chromium.js';
 import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
 
 /**
@@ -30,14 +29,7 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
   let watch: PageWatch;
 
   /** Saves what the page shows now as `<n>-<name>.png`, 800 px wide, palette PNG. */
-  async function screenshot(name: string, fullPage = true): Promise<void> {
-    const png = await page.screenshot({ fullPage });
-    const { width } = await sharp(png).metadata();
-    await sharp(png)
-      .resize({ width: Math.min(800, width ?? 800) })
-      .png({ palette: true, quality: 90, compressionLevel: 9 })
-      .toFile(join(shots.path, `${name}.png`));
-  }
+  const screenshot = (name: string, fullPage = true) => saveScreenshot(page, shots, name, fullPage);
 
   beforeAll(async () => {
     shots = await screenshotDir();
@@ -177,7 +169,7 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
   it("try-it takes a dropped file, and shows the API's own message for one it refuses", async () => {
     // The file input is reachable by keyboard (it sits inside the drop zone's label).
     await page.locator('body').focus();
-    for (let i = 0; i < 12 && (await page.evaluate(() => document.activeElement?.id)) !== 'try-file'; i++) await page.keyboard.press('Tab');
+    for (let i = 0; i < 20 && (await page.evaluate(() => document.activeElement?.id)) !== 'try-file'; i++) await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('try-file');
     // Drop a text file on the drop zone, as a person dragging it from their desktop would.
     await page.locator('#drop').evaluate((zone) => {

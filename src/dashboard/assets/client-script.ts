@@ -1,7 +1,7 @@
 /**
  * The dashboard's only script, served from `/dashboard/assets/dashboard.js`: copy buttons,
- * and the try-it page's upload. Plain browser JavaScript; the pages work without it except
- * for those two things.
+ * and the try-it page's upload and subject's box. Plain browser JavaScript; the pages work
+ * without it except for those things.
  */
 export const DASHBOARD_JS = String.raw`
 'use strict';
@@ -56,9 +56,25 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
   var before = document.getElementById('before');
   var after = document.getElementById('after');
   var download = document.getElementById('download');
+  var stage = document.getElementById('roi-stage');
+  var boxView = document.getElementById('roi-box');
+  var roiForm = document.getElementById('try-roi');
+  var roiClear = document.getElementById('roi-clear');
+  var roiSize = document.getElementById('roi-size');
+  var fields = ['x1', 'y1', 'x2', 'y2'].map(function (name) { return document.getElementById('roi-' + name); });
   var csrf = document.querySelector('meta[name="csrf-token"]').content;
-  var urls = [];
   var EXTENSIONS = { 'image/png': 'png', 'image/webp': 'webp', 'image/jpeg': 'jpg' };
+  // The image whose cut is shown, its object URLs, and the request under way.
+  var current = null;
+  var beforeUrl = null;
+  var afterUrl = null;
+  var inFlight = null;
+  // The subject's box the cut was asked for, in the photo's own (EXIF-oriented) pixels, or null.
+  var box = null;
+  // A box being drawn with a pointer.
+  var drag = null;
+  // Smaller than this on screen, in CSS pixels, a drag is a click, not a box.
+  var SMALLEST_DRAWN_SIDE = 8;
 
   // The result's options as the API takes them, in the query string of the try-it endpoint.
   function options() {
@@ -68,6 +84,7 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
     if (document.getElementById('try-crop').checked) query.set('crop', 'true');
     var maxWidth = document.getElementById('try-max-width').value.trim();
     if (maxWidth) query.set('max_width', maxWidth);
+    if (box) query.set('roi', [box.x1, box.y1, box.x2, box.y2].join(' '));
     return query.toString();
   }
 
@@ -76,14 +93,22 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
     error.textContent = text;
   }
 
-  async function send(file) {
+  // A fresh image replaces the photo and forgets its box; otherwise the shown photo is cut
+  // again with the options and box as they are now.
+  async function send(file, fresh) {
     if (!file) return;
-    urls.forEach(function (url) { URL.revokeObjectURL(url); });
-    urls = [];
+    if (inFlight) inFlight.abort();
+    var request = new AbortController();
+    inFlight = request;
     error.hidden = true;
-    compare.hidden = true;
+    if (fresh) {
+      current = file;
+      setBox(null);
+      compare.hidden = true;
+    }
     form.setAttribute('aria-busy', 'true');
-    status.textContent = 'Removing the background of ' + file.name + '…';
+    compare.setAttribute('aria-busy', 'true');
+    status.textContent = box ? 'Cutting inside the box…' : 'Removing the background of ' + file.name + '…';
     var started = performance.now();
     try {
       var response = await fetch(form.action + '?' + options(), {
@@ -91,6 +116,7 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
         credentials: 'same-origin',
         headers: { 'content-type': 'application/octet-stream', 'x-csrf-token': csrf },
         body: file,
+        signal: request.signal,
       });
       if (!response.ok) {
         var detail = 'The server answered ' + response.status + '.';
@@ -104,27 +130,37 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
       }
       var result = await response.blob();
       var extension = EXTENSIONS[result.type] || 'png';
-      var beforeUrl = URL.createObjectURL(file);
-      var afterUrl = URL.createObjectURL(result);
-      urls.push(beforeUrl, afterUrl);
-      before.src = beforeUrl;
+      if (fresh) {
+        if (beforeUrl) URL.revokeObjectURL(beforeUrl);
+        beforeUrl = URL.createObjectURL(file);
+        before.src = beforeUrl;
+      }
+      if (afterUrl) URL.revokeObjectURL(afterUrl);
+      afterUrl = URL.createObjectURL(result);
       after.src = afterUrl;
       download.href = afterUrl;
       download.download = (file.name.replace(/\.[^.]+$/, '') || 'image') + '-cutout.' + extension;
       download.textContent = 'Download ' + extension.toUpperCase();
       compare.hidden = false;
-      status.textContent = 'Done in ' + ((performance.now() - started) / 1000).toFixed(1) + ' s.';
+      var seconds = ((performance.now() - started) / 1000).toFixed(1) + ' s.';
+      status.textContent = box ? 'Cut inside the box in ' + seconds : 'Done in ' + seconds;
     } catch (e) {
+      // A newer request replaced this one: it reports for both.
+      if (e.name === 'AbortError') return;
       status.textContent = '';
       showError('The request failed: ' + e.message);
     } finally {
-      form.removeAttribute('aria-busy');
-      input.value = '';
+      if (inFlight === request) {
+        inFlight = null;
+        form.removeAttribute('aria-busy');
+        compare.removeAttribute('aria-busy');
+      }
+      if (fresh) input.value = '';
     }
   }
 
-  form.addEventListener('submit', function (event) { event.preventDefault(); send(input.files[0]); });
-  input.addEventListener('change', function () { send(input.files[0]); });
+  form.addEventListener('submit', function (event) { event.preventDefault(); send(input.files[0], true); });
+  input.addEventListener('change', function () { send(input.files[0], true); });
   ['dragenter', 'dragover'].forEach(function (name) {
     drop.addEventListener(name, function (event) { event.preventDefault(); drop.classList.add('over'); });
   });
@@ -134,7 +170,137 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
   drop.addEventListener('drop', function (event) {
     event.preventDefault();
     var file = event.dataTransfer && event.dataTransfer.files[0];
-    send(file);
+    send(file, true);
+  });
+
+  // The subject's box. The "before" image is shown scaled (and turned by its EXIF
+  // orientation, as the pipeline turns it): its natural size is the photo's own, oriented,
+  // so a point on screen maps to the photo by the ratio of the two.
+
+  // Shows a box over the photo, in percent of its size, so it follows the image when the
+  // page reflows; null hides it.
+  function drawBox(shown) {
+    var width = before.naturalWidth;
+    var height = before.naturalHeight;
+    if (!shown || !width || !height) {
+      boxView.hidden = true;
+      return;
+    }
+    boxView.style.left = (100 * shown.x1 / width) + '%';
+    boxView.style.top = (100 * shown.y1 / height) + '%';
+    boxView.style.width = (100 * (shown.x2 - shown.x1) / width) + '%';
+    boxView.style.height = (100 * (shown.y2 - shown.y1) / height) + '%';
+    boxView.hidden = false;
+  }
+
+  function setBox(chosen) {
+    box = chosen;
+    drawBox(box);
+    fields.forEach(function (field, i) {
+      field.value = box ? String([box.x1, box.y1, box.x2, box.y2][i]) : '';
+      field.setCustomValidity('');
+    });
+    if (!box && document.activeElement === roiClear) fields[0].focus();
+    updateClear();
+  }
+
+  // Clear has something to clear: a box the cut was made in, or edges typed but not yet sent.
+  function updateClear() {
+    roiClear.disabled = !box && fields.every(function (field) { return field.value === ''; });
+  }
+
+  before.addEventListener('load', function () {
+    var width = before.naturalWidth;
+    var height = before.naturalHeight;
+    roiForm.hidden = false;
+    roiSize.textContent = width + ' × ' + height + ', 0 0 at the top left';
+    fields[0].max = String(width - 1);
+    fields[1].max = String(height - 1);
+    fields[2].max = String(width);
+    fields[3].max = String(height);
+    drawBox(box);
+  });
+  // A format this browser cannot show (TIFF, say) still gets its cut, but no box can be drawn on it.
+  before.addEventListener('error', function () { roiForm.hidden = true; drawBox(null); });
+
+  // Where a pointer event falls on the photo, in its own pixels, held inside it.
+  function photoPoint(event, rect) {
+    var fx = Math.min(1, Math.max(0, (event.clientX - rect.left) / rect.width));
+    var fy = Math.min(1, Math.max(0, (event.clientY - rect.top) / rect.height));
+    return { x: fx * before.naturalWidth, y: fy * before.naturalHeight };
+  }
+
+  // The whole pixels a drag covers, from either corner to the other.
+  function boxBetween(a, b) {
+    return { x1: Math.floor(Math.min(a.x, b.x)), y1: Math.floor(Math.min(a.y, b.y)), x2: Math.ceil(Math.max(a.x, b.x)), y2: Math.ceil(Math.max(a.y, b.y)) };
+  }
+
+  function endDrag() {
+    if (drag && stage.hasPointerCapture(drag.pointer)) stage.releasePointerCapture(drag.pointer);
+    drag = null;
+  }
+
+  stage.addEventListener('pointerdown', function (event) {
+    if (!current || !before.naturalWidth || drag || !event.isPrimary || event.button !== 0) return;
+    event.preventDefault();
+    var rect = before.getBoundingClientRect();
+    drag = { pointer: event.pointerId, rect: rect, x: event.clientX, y: event.clientY, start: photoPoint(event, rect) };
+    stage.setPointerCapture(event.pointerId);
+  });
+  stage.addEventListener('pointermove', function (event) {
+    if (!drag || event.pointerId !== drag.pointer) return;
+    drawBox(boxBetween(drag.start, photoPoint(event, drag.rect)));
+  });
+  stage.addEventListener('pointerup', function (event) {
+    if (!drag || event.pointerId !== drag.pointer) return;
+    var big = Math.abs(event.clientX - drag.x) >= SMALLEST_DRAWN_SIDE && Math.abs(event.clientY - drag.y) >= SMALLEST_DRAWN_SIDE;
+    var drawn = boxBetween(drag.start, photoPoint(event, drag.rect));
+    endDrag();
+    if (!big) {
+      drawBox(box);
+      return;
+    }
+    setBox(drawn);
+    send(current, false);
+  });
+  stage.addEventListener('pointercancel', function (event) {
+    if (!drag || event.pointerId !== drag.pointer) return;
+    endDrag();
+    drawBox(box);
+  });
+  document.addEventListener('keydown', function (event) {
+    if (event.key !== 'Escape' || !drag) return;
+    endDrag();
+    drawBox(box);
+  });
+
+  // Typed edges: shown over the photo as they are typed, sent on "Cut inside the box" (or Enter).
+  function typedBox() {
+    var values = fields.map(function (field) { return field.value.trim() === '' ? NaN : Number(field.value); });
+    if (!values.every(Number.isInteger)) return null;
+    return { x1: values[0], y1: values[1], x2: values[2], y2: values[3] };
+  }
+
+  fields.forEach(function (field) {
+    field.addEventListener('input', function () {
+      var typed = typedBox();
+      fields[2].setCustomValidity(typed && typed.x2 <= typed.x1 ? 'Right must be more than Left.' : '');
+      fields[3].setCustomValidity(typed && typed.y2 <= typed.y1 ? 'Bottom must be more than Top.' : '');
+      drawBox(typed && fields.every(function (f) { return f.checkValidity(); }) ? typed : box);
+      updateClear();
+    });
+  });
+  roiForm.addEventListener('submit', function (event) {
+    event.preventDefault();
+    var typed = typedBox();
+    if (!current || !typed) return;
+    setBox(typed);
+    send(current, false);
+  });
+  roiClear.addEventListener('click', function () {
+    var sent = box;
+    setBox(null);
+    if (current && sent) send(current, false);
   });
 })();
 `;

@@ -113,6 +113,19 @@ details summary { cursor: pointer; color: var(--muted); margin-top: 0.75rem; }
 .compare figcaption { font-weight: 600; margin-bottom: 0.4rem; display: flex; justify-content: space-between; align-items: center; gap: 0.5rem; min-height: 2.1rem; }
 .frame { border: 1px solid var(--line); border-radius: 8px; overflow: hidden; background: var(--paper); display: flex; align-items: center; justify-content: center; min-height: 12rem; }
 .frame img { display: block; max-width: 100%; max-height: 60vh; }
+/* The subject's box: drawn over the "before" image, which its stage fits exactly. Touch draws
+   the box rather than scrolling the page, which still scrolls from anywhere else. */
+.roi-stage { position: relative; max-width: 100%; line-height: 0; overflow: hidden; cursor: crosshair; touch-action: none; user-select: none; -webkit-user-select: none; }
+.roi-stage img { image-orientation: from-image; -webkit-user-drag: none; }
+.roi-box { position: absolute; border: 2px dashed #ffffff; outline: 2px solid var(--accent); box-shadow: 0 0 0 100vmax rgb(16 24 40 / 45%); pointer-events: none; }
+.roi { margin-top: 0.6rem; }
+.roi fieldset { border: 1px solid var(--line); border-radius: 8px; padding: 0.6rem 0.75rem 0.75rem; margin: 0; min-width: 0; }
+.roi legend { font-weight: 600; padding: 0 0.3rem; }
+.roi .hint { margin: 0 0 0.5rem; }
+.roi-fields { display: grid; grid-template-columns: repeat(4, minmax(0, 1fr)); gap: 0.5rem; }
+.roi-fields label { font-weight: 500; font-size: 0.9rem; margin: 0; }
+.roi-fields input { width: 100%; padding: 0.35rem 0.45rem; border: 1px solid #c5ccd8; border-radius: 6px; font: inherit; font-variant-numeric: tabular-nums; background: var(--paper); color: var(--ink); }
+.roi-actions { display: flex; flex-wrap: wrap; gap: 0.5rem; margin-top: 0.6rem; }
 .checker { background-color: #fff; background-image: conic-gradient(#e3e7ee 25%, transparent 0 50%, #e3e7ee 0 75%, transparent 0); background-size: 20px 20px; }
 .status { min-height: 1.5rem; margin-top: 0.75rem; color: var(--muted); }
 
@@ -121,6 +134,7 @@ details summary { cursor: pointer; color: var(--muted); margin-top: 0.75rem; }
   .card { padding: 1rem; }
   .who .email { display: none; }
   .compare { grid-template-columns: 1fr; }
+  .roi-fields { grid-template-columns: repeat(2, minmax(0, 1fr)); }
   table.stack thead { position: absolute; left: -9999px; }
   table.stack tr { display: block; border-bottom: 1px solid var(--line); padding: 0.5rem 0; }
   table.stack tr:last-child { border-bottom: none; }

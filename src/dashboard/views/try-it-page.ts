@@ -4,7 +4,29 @@ import { renderPage } from './layout.js';
 
 const UPLOAD_ICON = html`<svg width="40" height="40" viewBox="0 0 24 24" aria-hidden="true" fill="none" stroke="#3b5bdb" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round"><path d="M12 16V4m0 0-4 4m4-4 4 4"/><path d="M4 16v3a1 1 0 0 0 1 1h14a1 1 0 0 0 1-1v-3"/></svg>`;
 
-/** Choose the result's options, drop or choose an image; see it before and after, side by side; download the result. */
+/**
+ * The person's hint for a photo whose subject the model got wrong: a box drawn over the
+ * "before" image with a pointer (the script fills these fields from it), or typed here in the
+ * photo's own pixels. Either way the page sends it as the API's `roi`.
+ */
+const SUBJECT_BOX_FORM = html`<form id="try-roi" class="roi">
+          <fieldset><legend>Subject's box</legend>
+            <p class="hint" id="roi-help">Wrong subject? Drag a box over the photo around the one you want, or type its edges in the photo's pixels (<span id="roi-size">0 0 at the top left</span>), and the cut is made again inside it.</p>
+            <div class="roi-fields">
+              <label>Left <input type="number" id="roi-x1" name="x1" min="0" step="1" inputmode="numeric" required aria-describedby="roi-help"></label>
+              <label>Top <input type="number" id="roi-y1" name="y1" min="0" step="1" inputmode="numeric" required></label>
+              <label>Right <input type="number" id="roi-x2" name="x2" min="1" step="1" inputmode="numeric" required></label>
+              <label>Bottom <input type="number" id="roi-y2" name="y2" min="1" step="1" inputmode="numeric" required></label>
+            </div>
+            <div class="roi-actions"><button type="submit" class="button small">Cut inside the box</button>
+              <button type="button" id="roi-clear" class="button small secondary" disabled>Clear the box</button></div>
+          </fieldset>
+        </form>`;
+
+/**
+ * Choose the result's options, drop or choose an image; see it before and after, side by
+ * side; download the result; box the subject when the model chose the wrong one.
+ */
 export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes: number): string {
   const limit = maxImageBytes >= 1024 * 1024 ? `${Math.floor(maxImageBytes / (1024 * 1024))} MiB` : `${Math.floor(maxImageBytes / 1024)} KiB`;
   const body = html`<div class="page-head"><h1>Try it</h1>
@@ -22,14 +44,16 @@ export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes
         <label>Colour <input type="color" name="bg_color" id="try-colour" value="#ffffff"></label>
         <label class="check"><input type="checkbox" name="crop" id="try-crop" value="true"> Crop to the subject</label>
         <label>Largest width <input type="number" name="max_width" id="try-max-width" min="1" max="65535" step="1" placeholder="full size" inputmode="numeric"></label>
-        <p class="hint">JPEG has no transparency: without a colour it is on white. The options apply to the next image you choose.</p>
+        <p class="hint">JPEG has no transparency: without a colour it is on white. The options apply to the next image you choose or box you draw.</p>
       </fieldset>
       <noscript><p class="notice warn">This page needs JavaScript to send the image and show the result.</p></noscript>
       <div id="try-status" class="status" role="status" aria-live="polite"></div>
       <div id="try-error" class="notice error" role="alert" hidden></div>
     </form>
     <div id="compare" class="compare" hidden>
-      <figure><figcaption>Before</figcaption><div class="frame"><img id="before" alt="The image you chose"></div></figure>
+      <figure><figcaption>Before</figcaption>
+        <div class="frame"><div class="roi-stage" id="roi-stage"><img id="before" alt="The image you chose" draggable="false"><div class="roi-box" id="roi-box" aria-hidden="true" hidden></div></div></div>
+        ${SUBJECT_BOX_FORM}</figure>
       <figure><figcaption><span>After</span><a id="download" class="button small" href="#" download>Download</a></figcaption>
         <div class="frame checker"><img id="after" alt="The same image with its background removed"></div></figure>
     </div>
