@@ -126,9 +126,17 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
     await page.getByRole('link', { name: 'Try it' }).click();
     await page.waitForURL(`${origin}/dashboard/try-it`);
     const photo = await makePhoto('jpeg', 640, 480);
-    await page.locator('#try-file').setInputFiles({ name: 'ball.jpg', mimeType: 'image/jpeg', buffer: photo });
+    // The server's default, CUTOUT_QUALITY=best, is the one selected, and it is what is sent.
+    expect(await page.locator('#try-quality').inputValue()).toBe('best');
+    const [sent] = await Promise.all([
+      page.waitForRequest((request) => request.method() === 'POST' && new URL(request.url()).pathname === '/dashboard/try-it/remove'),
+      page.locator('#try-file').setInputFiles({ name: 'ball.jpg', mimeType: 'image/jpeg', buffer: photo }),
+    ]);
+    expect(new URL(sent.url()).searchParams.get('quality')).toBe('best');
     await page.locator('#compare').waitFor({ state: 'visible', timeout: 60_000 });
     await expect(page.locator('#try-status').textContent()).resolves.toMatch(/^Done in \d+\.\d s\.$/);
+    // The ball is a clear subject: the two looks agree.
+    await expect(page.locator('#try-uncertainty').textContent()).resolves.toMatch(/^uncertainty 0\.0\d$/);
     expect(await page.locator('#after').evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight])).toEqual([640, 480]);
     await screenshot('04-try-it');
 

@@ -51,6 +51,7 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
   var input = document.getElementById('try-file');
   var drop = document.getElementById('drop');
   var status = document.getElementById('try-status');
+  var uncertainty = document.getElementById('try-uncertainty');
   var error = document.getElementById('try-error');
   var compare = document.getElementById('compare');
   var before = document.getElementById('before');
@@ -79,6 +80,7 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
   // The result's options as the API takes them, in the query string of the try-it endpoint.
   function options() {
     var query = new URLSearchParams();
+    query.set('quality', document.getElementById('try-quality').value);
     query.set('format', document.getElementById('try-format').value);
     if (document.getElementById('try-background').value === 'colour') query.set('bg_color', document.getElementById('try-colour').value);
     if (document.getElementById('try-crop').checked) query.set('crop', 'true');
@@ -144,6 +146,10 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
       compare.hidden = false;
       var seconds = ((performance.now() - started) / 1000).toFixed(1) + ' s.';
       status.textContent = box ? 'Cut inside the box in ' + seconds : 'Done in ' + seconds;
+      // Beside the result, not in the status line, so that the photo above does not move.
+      var doubt = Number(response.headers.get('x-uncertainty'));
+      uncertainty.textContent = Number.isFinite(doubt) ? 'uncertainty ' + doubt.toFixed(2) : '';
+      uncertainty.title = doubt >= 0.15 ? 'The model is unsure of this cut: look at it, or draw a box around the subject.' : '';
     } catch (e) {
       // A newer request replaced this one: it reports for both.
       if (e.name === 'AbortError') return;

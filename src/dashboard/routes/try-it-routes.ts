@@ -16,7 +16,7 @@ export const tryItRoutes: FastifyPluginAsync = async (app) => {
   const { config } = app;
 
   app.get('/try-it', { preHandler: requireSignedIn }, async (request, reply) =>
-    sendPage(reply, tryItPage(request.dashboardSession!, csrfToken(request, reply), config.maxImageBytes)),
+    sendPage(reply, tryItPage(request.dashboardSession!, csrfToken(request, reply), config.maxImageBytes, config.quality)),
   );
 
   await app.register(async (api) => {

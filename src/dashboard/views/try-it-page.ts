@@ -1,4 +1,5 @@
 import type { DashboardSession } from '../../store/store.js';
+import type { Quality } from '../../pipeline/views.js';
 import { html } from '../html.js';
 import { renderPage } from './layout.js';
 
@@ -23,11 +24,17 @@ const SUBJECT_BOX_FORM = html`<form id="try-roi" class="roi">
           </fieldset>
         </form>`;
 
+/** The quality choices, the server's default (CUTOUT_QUALITY) selected when the page is made. */
+const QUALITY_CHOICES: [Quality, string][] = [
+  ['best', 'Best: two looks, fused'],
+  ['fast', 'Fast: one look'],
+];
+
 /**
  * Choose the result's options, drop or choose an image; see it before and after, side by
  * side; download the result; box the subject when the model chose the wrong one.
  */
-export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes: number): string {
+export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes: number, quality: Quality): string {
   const limit = maxImageBytes >= 1024 * 1024 ? `${Math.floor(maxImageBytes / (1024 * 1024))} MiB` : `${Math.floor(maxImageBytes / 1024)} KiB`;
   const body = html`<div class="page-head"><h1>Try it</h1>
   <p class="muted">Runs the same pipeline and waits in the same queue as the API. Nothing is stored, and it is not counted in Usage.</p></div>
@@ -39,6 +46,7 @@ export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes
         <input type="file" id="try-file" name="file" accept="image/*">
       </label>
       <fieldset class="options" id="try-options"><legend>Result</legend>
+        <label>Quality <select name="quality" id="try-quality">${QUALITY_CHOICES.map(([value, text]) => html`<option value="${value}"${value === quality && html` selected`}>${text}</option>`)}</select></label>
         <label>Format <select name="format" id="try-format"><option value="png">PNG</option><option value="webp">WebP</option><option value="jpg">JPEG</option></select></label>
         <label>Background <select name="background" id="try-background"><option value="transparent">Transparent</option><option value="colour">Colour</option></select></label>
         <label>Colour <input type="color" name="bg_color" id="try-colour" value="#ffffff"></label>
@@ -54,7 +62,7 @@ export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes
       <figure><figcaption>Before</figcaption>
         <div class="frame"><div class="roi-stage" id="roi-stage"><img id="before" alt="The image you chose" draggable="false"><div class="roi-box" id="roi-box" aria-hidden="true" hidden></div></div></div>
         ${SUBJECT_BOX_FORM}</figure>
-      <figure><figcaption><span>After</span><a id="download" class="button small" href="#" download>Download</a></figcaption>
+      <figure><figcaption><span>After <span class="muted" id="try-uncertainty"></span></span><a id="download" class="button small" href="#" download>Download</a></figcaption>
         <div class="frame checker"><img id="after" alt="The same image with its background removed"></div></figure>
     </div>
   </section>`;
