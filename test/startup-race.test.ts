@@ -7,7 +7,8 @@ import { createInterface } from 'node:readline';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { childEnv, spawnTs, testModelPath } from './processes/server-process.js';
+import { childEnv, spawnTs } from './processes/server-process.js';
+import { fp32ModelPath } from './helpers/test-model.js';
 
 // Replicas starting at the same moment on one fresh database and one shared data directory
 // (issue 18): four children (test/processes/replica-start.ts) each run a server's start-up
@@ -108,7 +109,7 @@ describe('replicas starting at once', () => {
     // Every replica assembled the model at the same moment into the same directory: all got
     // the same file, whole, byte for byte the one assembled alone.
     const models = results.map((lines) => lines.find((line) => 'model' in line)?.model);
-    const reference = await testModelPath();
+    const reference = await fp32ModelPath();
     expect(models).toEqual(Array(REPLICAS).fill(join(modelDir, 'models', basename(reference))));
     expect((await stat(models[0]!)).size).toBe((await stat(reference)).size);
     expect(await sha256(models[0]!)).toBe(await sha256(reference));
