@@ -31,6 +31,9 @@ describe.each([
       expect(a.statusCode).toBe(200);
       expect(a.headers['ratelimit-limit']).toBe('2');
       expect(a.headers['ratelimit-remaining']).toBe('1');
+      // Seconds until the minute's window starts again: within it, and counting down.
+      const reset = Number(a.headers['ratelimit-reset']);
+      expect(Number.isInteger(reset) && reset >= 1 && reset <= 60, `RateLimit-Reset ${a.headers['ratelimit-reset']}`).toBe(true);
       expect((await removal(t, sameUser)).statusCode).toBe(200);
       const refused = await removal(t, first);
       expect(refused.statusCode).toBe(429);
@@ -38,6 +41,10 @@ describe.each([
       expect(refused.headers['content-type']).toMatch(/problem\+json/);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
       expect(refused.headers['ratelimit-remaining']).toBe('0');
+      const resetWhenRefused = Number(refused.headers['ratelimit-reset']);
+      expect(resetWhenRefused).toBeGreaterThanOrEqual(1);
+      expect(resetWhenRefused).toBeLessThanOrEqual(reset);
+      expect(Math.abs(Number(refused.headers['retry-after']) - resetWhenRefused)).toBeLessThanOrEqual(1);
 
       const { tokenId } = await t.tokens.createUserToken('another-user');
       const other = (await t.tokens.exchange(tokenId)).managedToken;
