@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,7 +20,8 @@ import { fp32ModelPath } from './helpers/test-model.js';
 // the pragma order of before).
 
 const REPLICAS = 4;
-const GAP_MS = 200;
+// Longer than a step takes on a loaded machine, so that each replica begins every step on its instant.
+const GAP_MS = 500;
 const OWNER = { CUTOUT_OWNER_EMAIL: 'owner@example.com', CUTOUT_OWNER_PASSWORD: 'correct horse battery' };
 
 interface StepLine {
@@ -29,6 +30,9 @@ interface StepLine {
   setupCode?: string | null;
   error?: string;
   model?: string | null;
+  /** When (Date.now()) the replica began the step, and when it was done with it. */
+  beganAt?: number;
+  endedAt?: number;
 }
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -38,32 +42,59 @@ afterAll(async () => {
 
 /** Runs `REPLICAS` children on the same plan, at the same instants; returns each one's lines. */
 async function startTogether(places: Record<string, string>[], modelDir?: string): Promise<StepLine[][]> {
-  // Long enough for every child to load its modules before the first instant, on a busy machine.
-  const startAt = Date.now() + 6000;
-  const plan = JSON.stringify({ startAt, gapMs: GAP_MS, places: places.map((env) => ({ env })), modelDir });
+  const goDir = await mkdtemp(join(tmpdir(), 'cutout-race-go-'));
+  cleanups.push(() => rm(goDir, { recursive: true, force: true }));
+  const goFile = join(goDir, 'start-at');
+  const plan = JSON.stringify({ goFile, gapMs: GAP_MS, places: places.map((env) => ({ env })), modelDir });
   const children = Array.from({ length: REPLICAS }, () => spawnTs('test/processes/replica-start.ts', [plan], childEnv({ LOG_LEVEL: 'silent' })));
-  return Promise.all(
+  const readies: Promise<void>[] = [];
+  const results = Promise.all(
     children.map(async (child) => {
+      let ready!: () => void;
+      readies.push(new Promise((resolve) => (ready = resolve)));
       let stderr = '';
       child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const lines: StepLine[] = [];
-      for await (const text of createInterface({ input: child.stdout! })) lines.push(JSON.parse(text) as StepLine);
+      for await (const text of createInterface({ input: child.stdout! })) {
+        const line = JSON.parse(text) as StepLine & { ready?: boolean };
+        if (line.ready) ready();
+        else lines.push(line);
+      }
       const code = await new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve)));
       expect(code, stderr).toBe(0);
       return lines;
     }),
   );
+  // Once every child has loaded its modules, the first instant, a moment ahead (written whole:
+  // a child reads the file as soon as it is there).
+  await Promise.race([Promise.all(readies), results]);
+  await writeFile(`${goFile}.tmp`, String(Date.now() + 500));
+  await rename(`${goFile}.tmp`, goFile);
+  return results;
+}
+
+/**
+ * Fails unless, at some moment, two replicas or more were inside the step at once. Otherwise
+ * the race did not happen (children that woke late, or were held up by their previous step,
+ * on a busy machine), and the test fails rather than pass without having played it.
+ */
+function expectRaced(lines: (StepLine | undefined)[], step: string): void {
+  const spans = lines.map((line) => [line?.beganAt ?? NaN, line?.endedAt ?? NaN]);
+  const overlapping = spans.some(([began, ended], i) => spans.some(([otherBegan, otherEnded], j) => i !== j && Math.max(began, otherBegan) < Math.min(ended, otherEnded)));
+  const told = spans.map(([began, ended]) => `${began % 100_000}–${ended % 100_000}`).join(', ');
+  expect(overlapping, `${step}: the replicas were in it at ${told} (ms), never two at once, so they did not race (machine too busy?)`).toBe(true);
 }
 
 /** For each installation: every replica started, and the setup codes they printed (one per replica). */
 function expectEveryStart(results: StepLine[][], places: number): (string | null)[][] {
-  return Array.from({ length: places }, (_, place) =>
-    results.map((lines) => {
+  return Array.from({ length: places }, (_, place) => {
+    expectRaced(results.map((lines) => lines.find((l) => l.place === place)), `installation ${place}`);
+    return results.map((lines) => {
       const line = lines.find((l) => l.place === place);
       expect(line, `replica's lines: ${JSON.stringify(lines)}`).toMatchObject({ ok: true });
       return line!.setupCode!;
-    }),
-  );
+    });
+  });
 }
 
 /** What a start with or without CUTOUT_OWNER_EMAIL must leave: one code for all, or none and one account. */
@@ -108,7 +139,9 @@ describe('replicas starting at once', () => {
 
     // Every replica assembled the model at the same moment into the same directory: all got
     // the same file, whole, byte for byte the one assembled alone.
-    const models = results.map((lines) => lines.find((line) => 'model' in line)?.model);
+    const modelLines = results.map((lines) => lines.find((line) => 'model' in line));
+    expectRaced(modelLines, 'the model');
+    const models = modelLines.map((line) => line?.model);
     const reference = await fp32ModelPath();
     expect(models).toEqual(Array(REPLICAS).fill(join(modelDir, 'models', basename(reference))));
     expect((await stat(models[0]!)).size).toBe((await stat(reference)).size);
