@@ -135,7 +135,8 @@ const answer = (a: { status: number; code?: string }) => `${a.status}${a.code ? 
 describe('bad input corpus: every case gets its exact status and code, never a 5xx', () => {
   for (const c of corpus) {
     const bug = c.knownBug && ` [KNOWN BUG: answers ${answer(c.knownBug.answers)} today; ${c.knownBug.why}]`;
-    it(`${c.endpoint}: ${c.name} → ${answer(c.expect)}${bug ?? ''}`, () => run(c));
+    // A model pass each for the successes: generous, for a loaded machine.
+    it(`${c.endpoint}: ${c.name} → ${answer(c.expect)}${bug ?? ''}`, { timeout: 180_000 }, () => run(c));
   }
 });
 

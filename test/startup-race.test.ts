@@ -73,28 +73,36 @@ async function startTogether(places: Record<string, string>[], modelDir?: string
   return results;
 }
 
-/**
- * Fails unless, at some moment, two replicas or more were inside the step at once. Otherwise
- * the race did not happen (children that woke late, or were held up by their previous step,
- * on a busy machine), and the test fails rather than pass without having played it.
- */
-function expectRaced(lines: (StepLine | undefined)[], step: string): void {
+/** Whether two replicas or more were inside the step at one moment, and the spans to say so. */
+function raced(lines: (StepLine | undefined)[]): { raced: boolean; spans: string } {
   const spans = lines.map((line) => [line?.beganAt ?? NaN, line?.endedAt ?? NaN]);
   const overlapping = spans.some(([began, ended], i) => spans.some(([otherBegan, otherEnded], j) => i !== j && Math.max(began, otherBegan) < Math.min(ended, otherEnded)));
-  const told = spans.map(([began, ended]) => `${began % 100_000}–${ended % 100_000}`).join(', ');
-  expect(overlapping, `${step}: the replicas were in it at ${told} (ms), never two at once, so they did not race (machine too busy?)`).toBe(true);
+  return { raced: overlapping, spans: spans.map(([began, ended]) => `${began % 100_000}–${ended % 100_000}`).join(', ') };
+}
+
+/**
+ * Fails unless the replicas raced on at least half of the installations: two or more inside
+ * the same step at one moment. On a busy machine a child may wake late for one installation
+ * (seen: 700 ms under a load of 20 on two cores) and race nobody there; that is why each test
+ * plays several. Fewer than half, and the test has not played what it names: it fails
+ * rather than pass.
+ */
+function expectRaces(results: StepLine[][], places: number): void {
+  const steps = Array.from({ length: places }, (_, place) => raced(results.map((lines) => lines.find((l) => l.place === place))));
+  const missed = steps.flatMap((step, place) => (step.raced ? [] : [`installation ${place}: ${step.spans}`]));
+  expect(places - missed.length, `installations where no two replicas were in the step at once (ms):\n${missed.join('\n')}`).toBeGreaterThanOrEqual(places / 2);
 }
 
 /** For each installation: every replica started, and the setup codes they printed (one per replica). */
 function expectEveryStart(results: StepLine[][], places: number): (string | null)[][] {
-  return Array.from({ length: places }, (_, place) => {
-    expectRaced(results.map((lines) => lines.find((l) => l.place === place)), `installation ${place}`);
-    return results.map((lines) => {
+  expectRaces(results, places);
+  return Array.from({ length: places }, (_, place) =>
+    results.map((lines) => {
       const line = lines.find((l) => l.place === place);
       expect(line, `replica's lines: ${JSON.stringify(lines)}`).toMatchObject({ ok: true });
       return line!.setupCode!;
-    });
-  });
+    }),
+  );
 }
 
 /** What a start with or without CUTOUT_OWNER_EMAIL must leave: one code for all, or none and one account. */
@@ -140,7 +148,9 @@ describe('replicas starting at once', () => {
     // Every replica assembled the model at the same moment into the same directory: all got
     // the same file, whole, byte for byte the one assembled alone.
     const modelLines = results.map((lines) => lines.find((line) => 'model' in line));
-    expectRaced(modelLines, 'the model');
+    // The assembly takes seconds: the replicas are in it together unless the race failed to happen.
+    const model = raced(modelLines);
+    expect(model.raced, `no two replicas assembled the model at once (ms): ${model.spans}`).toBe(true);
     const models = modelLines.map((line) => line?.model);
     const reference = await fp32ModelPath();
     expect(models).toEqual(Array(REPLICAS).fill(join(modelDir, 'models', basename(reference))));
