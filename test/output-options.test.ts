@@ -124,6 +124,19 @@ describe('channels: alpha', () => {
       expect(data.equals(Buffer.from(rgba.data.filter((_, i) => i % 4 === 3))), JSON.stringify(options)).toBe(true);
     }
   });
+
+  it('as a JPEG is within 2 levels of the PNG mask', async () => {
+    const png = imageOf(await remove({ channels: 'alpha' }));
+    const jpeg = imageOf(await remove({ channels: 'alpha', format: 'jpg' }));
+    expect((await sharp(jpeg).metadata()).format).toBe('jpeg');
+    const [lossless, lossy] = await Promise.all([png, jpeg].map((bytes) => sharp(bytes).extractChannel(0).raw().toBuffer({ resolveWithObject: true })));
+    expect([lossy.info.width, lossy.info.height]).toEqual([lossless.info.width, lossless.info.height]);
+    let largest = 0;
+    for (let i = 0; i < lossless.data.length; i++) largest = Math.max(largest, Math.abs(lossless.data[i] - lossy.data[i]));
+    expect(largest).toBeLessThanOrEqual(2);
+    // The mask has an edge, so a JPEG of it is not a copy: the bound is met by its encoding, not by luck.
+    expect(new Set(lossless.data).size).toBeGreaterThan(2);
+  });
 });
 
 describe('bg_color and bg_image_url', () => {

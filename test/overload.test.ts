@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ModelService } from '../src/model/model-service.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { fakeSegmenter } from './helpers/fake-segmenter.js';
@@ -31,6 +31,9 @@ describe.each([
       expect(a.statusCode).toBe(200);
       expect(a.headers['ratelimit-limit']).toBe('2');
       expect(a.headers['ratelimit-remaining']).toBe('1');
+      // Seconds until the minute's window starts again: within it, and counting down.
+      const reset = Number(a.headers['ratelimit-reset']);
+      expect(Number.isInteger(reset) && reset >= 1 && reset <= 60, `RateLimit-Reset ${a.headers['ratelimit-reset']}`).toBe(true);
       expect((await removal(t, sameUser)).statusCode).toBe(200);
       const refused = await removal(t, first);
       expect(refused.statusCode).toBe(429);
@@ -38,6 +41,10 @@ describe.each([
       expect(refused.headers['content-type']).toMatch(/problem\+json/);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
       expect(refused.headers['ratelimit-remaining']).toBe('0');
+      const resetWhenRefused = Number(refused.headers['ratelimit-reset']);
+      expect(resetWhenRefused).toBeGreaterThanOrEqual(1);
+      expect(resetWhenRefused).toBeLessThanOrEqual(reset);
+      expect(Math.abs(Number(refused.headers['retry-after']) - resetWhenRefused)).toBeLessThanOrEqual(1);
 
       const { tokenId } = await t.tokens.createUserToken('another-user');
       const other = (await t.tokens.exchange(tokenId)).managedToken;
@@ -72,20 +79,31 @@ describe.skipIf(!redisUrl)('rate limit shared through Redis', () => {
 
 describe('deadline and dropped work', () => {
   it('a request past its deadline gets 504 deadline_exceeded, and its queued work never runs', async () => {
-    const segmenter = fakeSegmenter(2500);
-    const t = await startTestApp({ requestTimeoutMs: 1000, inferenceConcurrency: 1 }, { model: ModelService.ofSegmenter(segmenter) });
+    // A pass far longer than the deadline, which is long enough for a loaded machine to bring
+    // the first image to the model and the second to the queue before it passes.
+    const segmenter = fakeSegmenter(15_000);
+    const t = await startTestApp({ requestTimeoutMs: 5000, inferenceConcurrency: 1 }, { model: ModelService.ofSegmenter(segmenter) });
     try {
       const token = await t.managedToken();
-      const started = performance.now();
-      const [running, queued] = await Promise.all([removal(t, token), removal(t, token)]);
-      expect(performance.now() - started).toBeLessThan(2400);
+      // Promise.resolve sends it now: inject sends a request once it is awaited.
+      const first = Promise.resolve(removal(t, token));
+      await vi.waitFor(() => expect(t.app.queue.running).toBe(1), { timeout: 30_000, interval: 10 });
+      const second = Promise.resolve(removal(t, token));
+      await vi.waitFor(() => expect(t.app.queue.queued).toBe(1), { timeout: 30_000, interval: 10 });
+      const [running, queued] = await Promise.all([first, second]);
       for (const response of [running, queued]) {
         expect(response.statusCode).toBe(504);
         expect(response.json().code).toBe('deadline_exceeded');
       }
-      await new Promise((resolve) => setTimeout(resolve, 2700));
-      // The first was already in the model (cannot be interrupted); the queued one was dropped.
+      // Answered at the deadline, not once the model was done: its one pass is still running.
+      expect(t.app.queue.passes).toBe(0);
+      expect(t.app.queue.running).toBe(1);
+      // The first was already in the model (cannot be interrupted); the queued one was
+      // dropped. Had it stayed, the queue would hand it the slot at once when the first pass
+      // ends (running stays 1), so the queue is seen empty only after a second pass.
+      await vi.waitFor(() => expect(t.app.queue.running).toBe(0), { timeout: 30_000, interval: 20 });
       expect(segmenter.runs).toBe(1);
+      expect(t.app.queue.passes).toBe(1);
       expect(t.app.queue.queued).toBe(0);
     } finally {
       await t.close();
@@ -93,7 +111,7 @@ describe('deadline and dropped work', () => {
   });
 
   it('a client that disconnects has its queued work dropped', async () => {
-    const segmenter = fakeSegmenter(1200);
+    const segmenter = fakeSegmenter(5000);
     const t = await startTestApp({ inferenceConcurrency: 1 }, { model: ModelService.ofSegmenter(segmenter) });
     try {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -108,9 +126,11 @@ describe('deadline and dropped work', () => {
       while (t.app.queue.queued === 0) await new Promise((resolve) => setTimeout(resolve, 10));
       controller.abort();
       expect(await second).toBe('AbortError');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(t.app.queue.queued).toBe(0);
+      // The server sees the closed connection a moment later: dropped before the first pass ends.
+      await vi.waitFor(() => expect(t.app.queue.queued === 0 || t.app.queue.passes > 0).toBe(true), { timeout: 30_000, interval: 10 });
+      expect([t.app.queue.queued, t.app.queue.passes]).toEqual([0, 0]);
       expect((await first).status).toBe(200);
+      await vi.waitFor(() => expect(t.app.queue.running).toBe(0), { timeout: 30_000, interval: 20 });
       expect(segmenter.runs).toBe(1);
     } finally {
       await t.close();

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ModelService } from '../src/model/model-service.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { startCuttableProxy, targetOf, type CuttableProxy } from './helpers/cuttable-proxy.js';
@@ -37,24 +37,27 @@ describe.skipIf(!redisUrl)('Redis gone for a while: the rate limit', () => {
     expect((await removal(managed)).statusCode).toBe(200);
     expect((await removal(managed)).statusCode).toBe(429);
 
+    // Not held back waiting for a connection that is not there: the connection queues no
+    // command while it is down, so a request fails over to "uncounted" at once instead of
+    // waiting for Redis to come back (which, cut, it never would: the test would time out).
+    expect(t.app.redis?.options.enableOfflineQueue).toBe(false);
     await proxy.cut();
     for (let i = 0; i < 4; i++) {
       const started = performance.now();
       const answer = await removal(managed);
       expect(answer.statusCode, answer.body).toBe(200);
-      // Not held back waiting for a connection that is not there.
-      expect(performance.now() - started).toBeLessThan(1000);
+      expect(performance.now() - started).toBeLessThan(10_000);
     }
 
     await proxy.restore();
     // The count kept in Redis (three this minute) is found again once the connection is back.
-    const deadline = performance.now() + 10_000;
-    let status = 0;
-    while (status !== 429 && performance.now() < deadline) {
-      status = (await removal(managed)).statusCode;
-      expect([200, 429]).toContain(status);
-      if (status !== 429) await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    expect(status).toBe(429);
+    await vi.waitFor(
+      async () => {
+        const status = (await removal(managed)).statusCode;
+        if (status !== 200) expect(status).toBe(429);
+        else throw new Error('still uncounted');
+      },
+      { timeout: 30_000, interval: 200 },
+    );
   });
 });

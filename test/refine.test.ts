@@ -5,6 +5,7 @@ import { decodeForModel, decodeImage } from '../src/pipeline/decode.js';
 import { computeRefinedCutout, DEFAULT_REFINE_SETTINGS } from '../src/pipeline/refine/refine-cutout.js';
 import { sharedSegmenter, startTestApp, type TestApp } from './helpers/app.js';
 import { makeSubjectPhoto, multipartUpload } from './helpers/images.js';
+import { differenceFrom, stretchedMask } from './helpers/stretched-mask.js';
 
 let t: TestApp;
 let auth: string;
@@ -13,6 +14,9 @@ let photo: Buffer;
 let rawAlpha: Uint8Array;
 let refinedAlpha: Uint8Array;
 let refinedColour: Uint8Array;
+/** The model's own mask (1024²) and the photo's pixels, for the expectations that do not use the stages. */
+let modelMask: { data: Uint8Array; width: number; height: number };
+let photoRgb: Uint8Array;
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -22,6 +26,8 @@ beforeAll(async () => {
   const segmenter = await sharedSegmenter();
   const modelInput = await decodeForModel(photo, { maxPixels: 1e9, size: segmenter.size });
   const [mask] = await segmenter.segment([modelInput]);
+  modelMask = { ...mask, data: Uint8Array.from(mask.data) };
+  photoRgb = (await sharp(photo).removeAlpha().raw().toBuffer()) as Uint8Array;
   const image = await decodeImage(photo, { maxPixels: 1e9 });
   rawAlpha = (await scaleMask(mask, image.width, image.height)).data;
   const colour = { ...image, data: Uint8Array.from(image.data) };
@@ -56,6 +62,27 @@ function expectInvisibleBlack({ alpha, rgba }: { alpha: Uint8Array; rgba: Uint8A
   expect(coloured).toBe(0);
 }
 
+/** How far an answer's alpha is from the model's mask stretched independently of the stages under test. */
+const stretchError = (alpha: Uint8Array) => differenceFrom(alpha, stretchedMask(modelMask, 640, 480));
+
+/**
+ * Where the answer is partly transparent, and how much of the old backdrop's colour is left
+ * there: makeSubjectPhoto's ball (centre 320, 240, radius 144) is orange (R well over B), its
+ * backdrop pale blue-grey (B at least R), so R − B, averaged over the partial pixels, rises as
+ * the backdrop is taken out of them.
+ */
+function partialPixels({ alpha, rgba }: { alpha: Uint8Array; rgba: Uint8Array }): { count: number; offEdge: number; answerRedness: number; photoRedness: number } {
+  let [count, offEdge, answerRedness, photoRedness] = [0, 0, 0, 0];
+  for (let i = 0; i < alpha.length; i++) {
+    if (alpha[i] === 0 || alpha[i] === 255) continue;
+    count++;
+    if (Math.abs(Math.hypot((i % 640) + 0.5 - 320, Math.floor(i / 640) + 0.5 - 240) - 144) > 8) offEdge++;
+    answerRedness += rgba[4 * i] - rgba[4 * i + 2];
+    photoRedness += photoRgb[3 * i] - photoRgb[3 * i + 2];
+  }
+  return { count, offEdge, answerRedness: answerRedness / count, photoRedness: photoRedness / count };
+}
+
 const base64 = (body: Record<string, unknown>) =>
   t.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: auth }, payload: { image_base64: photo.toString('base64'), ...body } });
 
@@ -70,6 +97,14 @@ describe('refine per request', () => {
     const response = await base64({});
     const { alpha, rgba } = await decodeAnswer(response);
     expect(Buffer.from(alpha).equals(Buffer.from(refinedAlpha))).toBe(true);
+    // Independently of the stages: refined, the alpha is no longer the mask stretched; its
+    // partial pixels hug the ball's outline, and the backdrop's colour is taken out of them.
+    const stretched = stretchError(alpha);
+    expect(stretched.over8, JSON.stringify(stretched)).toBeGreaterThan(500);
+    const partial = partialPixels({ alpha, rgba });
+    expect(partial.count).toBeGreaterThan(500);
+    expect(partial.offEdge / partial.count, JSON.stringify(partial)).toBeLessThan(0.05);
+    expect(partial.answerRedness - partial.photoRedness, JSON.stringify(partial)).toBeGreaterThan(50);
     for (let i = 0; i < alpha.length; i++) {
       if (alpha[i] === 0 || alpha[i] === 255) continue;
       expect([...rgba.subarray(4 * i, 4 * i + 3)]).toEqual([...refinedColour.subarray(3 * i, 3 * i + 3)]);
@@ -84,6 +119,13 @@ describe('refine per request', () => {
     const response = await base64({ refine: false });
     const answer = await decodeAnswer(response);
     expect(Buffer.from(answer.alpha).equals(Buffer.from(rawAlpha))).toBe(true);
+    // Independently of the stages: the model's mask sampled here, within a few levels.
+    const stretched = stretchError(answer.alpha);
+    expect(stretched.mean, JSON.stringify(stretched)).toBeLessThan(0.5);
+    expect(stretched.over8, JSON.stringify(stretched)).toBeLessThan(50);
+    // And the colours are the photo's own, the backdrop's included where the alpha is partial.
+    const partial = partialPixels(answer);
+    expect(Math.abs(partial.answerRedness - partial.photoRedness), JSON.stringify(partial)).toBeLessThan(1);
     expectInvisibleBlack(answer);
     expect(String(response.headers['server-timing'])).toMatch(/\brefine;dur=0\.0\b/);
   });

@@ -49,8 +49,8 @@ describe.skipIf(!databaseUrl)('PostgreSQL gone for a while', () => {
   it('answers 503 store_unavailable with Retry-After while it is gone, and normally once it is back', async () => {
     // The pool holds idle connections now, which the cut resets under it.
     expect((await emptyRemoval(t, managed)).statusCode).toBe(400);
+    // Whether or not the pool has seen its idle connections reset yet, every answer is a 503.
     await proxy.cut();
-    await new Promise((resolve) => setTimeout(resolve, 100));
 
     for (const answer of [await exchange(t, tokenId), await emptyRemoval(t, managed)]) {
       expect(answer.statusCode, answer.body).toBe(503);
@@ -60,10 +60,11 @@ describe.skipIf(!databaseUrl)('PostgreSQL gone for a while', () => {
       // The driver's own words stay in the log.
       expect(answer.body).not.toMatch(/ECONNREFUSED|terminated|connect/i);
     }
-    // Refused connections are reported at once, not after a timeout.
+    // Refused connections are reported at once, not after the pool's connection timeout
+    // (5 s, src/store/postgres-store.ts): a ceiling as generous as that allows.
     const started = performance.now();
     expect((await exchange(t, tokenId)).statusCode).toBe(503);
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect(performance.now() - started).toBeLessThan(4000);
 
     await proxy.restore();
     const renewed = await exchange(t, tokenId);

@@ -154,8 +154,10 @@ describe('the TypeScript SDK against a running Cutout', () => {
     const abortedAt = performance.now();
     controller.abort();
     const error = await call.catch((caught: unknown) => caught);
-    expect(performance.now() - abortedAt).toBeLessThan(250);
     expect(error).toMatchObject({ name: 'AbortError' });
+    // The server's refusal below (the client left) shows the call did not wait for its answer;
+    // the ceiling only bounds how long the abort may take on a loaded machine.
+    expect(performance.now() - abortedAt).toBeLessThan(5000);
     // The server saw the client leave and dropped the request's work.
     const refused = await cutout.server.waitForLog((line) => line.reqId === request.reqId && line.msg === 'request refused', 10_000);
     expect(refused.detail).toBe('The client closed the connection.');

@@ -6,18 +6,25 @@ import { buildApp } from '../../src/app.js';
 import type { TokenService } from '../../src/auth/token-service.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createServices } from '../../src/create-services.js';
-import { assembleModel } from '../../src/model/assemble-model.js';
 import { ModelService } from '../../src/model/model-service.js';
 import { loadSegmenter, type OnnxSegmenter } from '../../src/model/onnx-segmenter.js';
 import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
+import { fp32ModelPath, int8ModelPath } from './test-model.js';
 
 let segmenter: Promise<OnnxSegmenter> | undefined;
+let fp32Segmenter: Promise<OnnxSegmenter> | undefined;
 
-/** The real bundled model, loaded once per test process. */
+/** The real bundled model in its int8 form (test-model.ts says why), loaded once per test process. */
 export function sharedSegmenter(): Promise<OnnxSegmenter> {
-  segmenter ??= assembleModel(join(tmpdir(), 'cutout-test-model')).then((path) => loadSegmenter(path, { threads: 1 }));
+  segmenter ??= int8ModelPath().then((path) => loadSegmenter(path, { threads: 1 }));
   return segmenter;
+}
+
+/** The real bundled model in float32, for the tests that keep the float32 path guarded too. */
+export function sharedFp32Segmenter(): Promise<OnnxSegmenter> {
+  fp32Segmenter ??= fp32ModelPath().then((path) => loadSegmenter(path, { threads: 1 }));
+  return fp32Segmenter;
 }
 
 export interface TestApp {

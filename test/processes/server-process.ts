@@ -1,8 +1,6 @@
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { assembleModel } from '../../src/model/assemble-model.js';
 import { childEnv, startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.js';
+import { int8ModelPath } from '../helpers/test-model.js';
 
 export { childEnv, killLeftoverChildren, spawnTs, type ExitStatus, type LogLine, type ServerProcess } from '../../scripts/lib/server-process.js';
 
@@ -11,18 +9,19 @@ export { childEnv, killLeftoverChildren, spawnTs, type ExitStatus, type LogLine,
  * `scripts/lib/server-process.ts` with the tests' defaults, and a plain HTTP client.
  */
 
-/** The real model, assembled once into the same place test/helpers/app.ts uses, so children never assemble it. */
-export function testModelPath(): Promise<string> {
-  return assembleModel(join(tmpdir(), 'cutout-test-model'));
-}
-
 /**
  * Starts `src/main.ts` with the real model, one inference thread and one look per image
  * (CUTOUT_QUALITY=fast: these servers test the service, not the views), and resolves once
  * `GET /readyz` answers 200. `env` adds to or overrides that (CUTOUT_DATA_DIR is required).
+ *
+ * The model is the int8 one of test/helpers/test-model.ts, built once and given as
+ * CUTOUT_MODEL_PATH, so that no child quantizes it again into its fresh data directory;
+ * CUTOUT_MODEL_PRECISION=fp32 makes the child run that file as it is (a custom model has no
+ * calibration file of its own to quantize it by) without timing the precision probe first.
  */
 export async function startServer(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
-  return startServerProcess({ env: childEnv({ CUTOUT_INFERENCE_THREADS: '1', CUTOUT_QUALITY: 'fast', LOG_LEVEL: 'info', CUTOUT_MODEL_PATH: await testModelPath(), ...env }), readyTimeoutMs: timeoutMs });
+  const model = { CUTOUT_MODEL_PATH: await int8ModelPath(), CUTOUT_MODEL_PRECISION: 'fp32' };
+  return startServerProcess({ env: childEnv({ CUTOUT_INFERENCE_THREADS: '1', CUTOUT_QUALITY: 'fast', LOG_LEVEL: 'info', ...model, ...env }), readyTimeoutMs: timeoutMs });
 }
 
 export interface HttpAnswer {

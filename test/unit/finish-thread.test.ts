@@ -7,6 +7,7 @@ import type { RawImage } from '../../src/image/raw-image.js';
 import { FinishThread } from '../../src/pipeline/finish-thread.js';
 import { computeRefinedCutout, DEFAULT_REFINE_SETTINGS } from '../../src/pipeline/refine/refine-cutout.js';
 import { scaleMask } from '../../src/pipeline/stretch-alpha.js';
+import { differenceFrom, stretchedMask } from '../helpers/stretched-mask.js';
 
 /** A 600×400 photo of a soft-edged disc, the model's 256² view of it, and a blurred mask. */
 function scene(): { image: RawImage; modelInput: RawImage; mask: RawImage } {
@@ -32,6 +33,11 @@ const rgbOf = (image: RawImage) => Buffer.from(image.data.filter((_, i) => i % 4
 const alphaOf = (image: RawImage) => Buffer.from(image.data.filter((_, i) => i % 4 === 3));
 
 const REFINED = { refine: DEFAULT_REFINE_SETTINGS };
+const ORANGE = [220, 110, 40];
+const GREEN = [60, 170, 90];
+/** The scene's disc at (x, y) of the 600×400 photo: distance from its outline, in its own units (0.3 = the radius). */
+const outlineDistance = (x: number, y: number) => Math.abs(Math.hypot((x + 0.5) / 600 - 0.5, (y + 0.5) / 400 - 0.5) - 0.3);
+const distance = (a: ArrayLike<number>, b: number[]) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
 
 describe('the finish thread', () => {
   const finisher = new FinishThread();
@@ -54,6 +60,28 @@ describe('the finish thread', () => {
     // The colours of some partial pixels did change: the comparison above means something.
     expect(rgbOf(local).equals(Buffer.from(image.data))).toBe(false);
     expect(refined.timings.encode).toBeGreaterThan(0);
+
+    // And, from the scene itself rather than the code above: the alpha is no longer the mask
+    // stretched; it is opaque inside the disc and gone outside it, visibly partial only along
+    // its outline, and there the colour is the disc's orange (the green backdrop taken out),
+    // black wherever the alpha is 0.
+    const { data } = await sharp(refined.bytes).raw().toBuffer({ resolveWithObject: true });
+    const apart = differenceFrom(alphaOf({ ...image, data, channels: 4 }), stretchedMask(mask, 600, 400));
+    expect(apart.max, JSON.stringify(apart)).toBeGreaterThan(40);
+    let [partial, offOutline, greenish, colouredInvisible] = [0, 0, 0, 0];
+    for (let i = 0; i < 600 * 400; i++) {
+      const [x, y, alpha] = [i % 600, Math.floor(i / 600), data[4 * i + 3]];
+      const inside = Math.hypot((x + 0.5) / 600 - 0.5, (y + 0.5) / 400 - 0.5) < 0.3;
+      if (outlineDistance(x, y) > 0.05) expect(Math.abs(alpha - (inside ? 255 : 0)), `pixel ${x},${y}`).toBeLessThanOrEqual(4);
+      if (alpha === 0 && (data[4 * i] || data[4 * i + 1] || data[4 * i + 2])) colouredInvisible++;
+      if (alpha === 0 || alpha === 255) continue;
+      partial++;
+      if (alpha >= 16 && alpha <= 239 && outlineDistance(x, y) > 0.03) offOutline++;
+      if (distance(data.subarray(4 * i), GREEN) < distance(data.subarray(4 * i), ORANGE)) greenish++;
+    }
+    expect(partial).toBeGreaterThan(100);
+    expect(offOutline / partial, `${offOutline} of ${partial} partial pixels away from the outline`).toBeLessThan(0.02);
+    expect([greenish, colouredInvisible]).toEqual([0, 0]);
   });
 
   it('without refinement, stretches the mask as the alpha and keeps the photo\'s colours, black where invisible', async () => {
@@ -66,6 +94,11 @@ describe('the finish thread', () => {
     expect([info.width, info.height, info.channels]).toEqual([600, 400, 4]);
     const alpha = (await scaleMask(mask, 600, 400)).data;
     expect(alphaOf({ ...image, data, channels: 4 }).equals(Buffer.from(alpha))).toBe(true);
+    // The same from the scene itself: the mask sampled here, within a few levels (sharp's
+    // linear kernel and this sampling place the pixels' centres a little differently).
+    const apart = differenceFrom(alphaOf({ ...image, data, channels: 4 }), stretchedMask(mask, 600, 400));
+    expect(apart.mean, JSON.stringify(apart)).toBeLessThan(1);
+    expect(apart.max, JSON.stringify(apart)).toBeLessThan(20);
     const expectedRgb = Buffer.from(image.data.map((value, i) => (alpha[Math.floor(i / 3)] === 0 ? 0 : value)));
     expect(rgbOf({ ...image, data, channels: 4 }).equals(expectedRgb)).toBe(true);
     expect(new Set(alpha).size).toBeGreaterThan(10);
