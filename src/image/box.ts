@@ -12,6 +12,13 @@ export interface Box {
  *
  * @example const seen = new VisibleBounds(); seen.addRun(y, 10, 20); seen.box() // { left: 10, top: y, width: 10, height: 1 }
  */
+/**
+ * The least alpha that counts as part of the subject's box (crop, `X-Foreground-*`): 8 of 255,
+ * about 3 %. A fainter pixel is invisible on any background, and the int8 model leaves a few
+ * such pixels of alpha 1 or 2 far from the subject that would otherwise stretch the box.
+ */
+export const SUBJECT_ALPHA = 8;
+
 export class VisibleBounds {
   left = Infinity;
   top = Infinity;

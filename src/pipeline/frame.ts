@@ -1,4 +1,4 @@
-import { VisibleBounds, type Box } from '../image/box.js';
+import { SUBJECT_ALPHA, VisibleBounds, type Box } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
 import type { Length } from './answer-spec.js';
 
@@ -49,17 +49,17 @@ export function alphaChannel(image: RawImage): RawImage {
   return { data, width: image.width, height: image.height, channels: 1 };
 }
 
-/** The box of the RGBA image's visible pixels (alpha above 0), by a scan of its alpha; undefined when none is. */
+/** The box of the RGBA image's visible pixels (alpha at least SUBJECT_ALPHA), by a scan of its alpha; undefined when none is. */
 export function visibleBox(image: RawImage): Box | undefined {
   const bounds = new VisibleBounds();
   const { data, width, height } = image;
   for (let y = 0; y < height; y++) {
     const row = 4 * y * width;
     let first = 0;
-    while (first < width && data[row + 4 * first + 3] === 0) first++;
+    while (first < width && data[row + 4 * first + 3] < SUBJECT_ALPHA) first++;
     if (first === width) continue;
     let last = width - 1;
-    while (data[row + 4 * last + 3] === 0) last--;
+    while (data[row + 4 * last + 3] < SUBJECT_ALPHA) last--;
     bounds.addRun(y, first, last + 1);
   }
   return bounds.box();

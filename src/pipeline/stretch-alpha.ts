@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import type { VisibleBounds } from '../image/box.js';
+import { SUBJECT_ALPHA, type VisibleBounds } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
 
 /**
@@ -22,7 +22,7 @@ export async function scaleMask(mask: RawImage, width: number, height: number): 
  * size becomes the photo's alpha, and the colours stay the original ones. Pixels whose alpha
  * is 0 are invisible and are set to black, so the removed background compresses to almost
  * nothing. Writes into the photo, which must be RGBA (`decodePhoto`), and returns it;
- * `visible`, when given, learns where the alpha is above 0.
+ * `visible`, when given, learns where the alpha is at least SUBJECT_ALPHA.
  */
 export async function stretchAlpha(photo: RawImage, mask: RawImage, visible?: VisibleBounds): Promise<RawImage> {
   if (photo.channels !== 4) throw new Error(`stretchAlpha needs an RGBA photo, got ${photo.channels} channels`);
@@ -36,7 +36,7 @@ export async function stretchAlpha(photo: RawImage, mask: RawImage, visible?: Vi
       const j = 4 * p;
       data[j + 3] = value;
       if (value === 0) data[j] = data[j + 1] = data[j + 2] = 0;
-      else {
+      else if (value >= SUBJECT_ALPHA) {
         if (first < 0) first = x;
         last = x;
       }

@@ -1,4 +1,4 @@
-import type { VisibleBounds } from '../../image/box.js';
+import { SUBJECT_ALPHA, type VisibleBounds } from '../../image/box.js';
 import { foregroundColour, type ColourEstimates } from './foreground-blur-fusion.js';
 import type { GuidedFilterCoefficients } from './guided-filter.js';
 import type { RawImage } from '../../image/raw-image.js';
@@ -27,7 +27,7 @@ export interface GridResult {
  * which is returned; an RGBA photo gets its alpha written into its fourth channel, ready to
  * encode, and is itself returned. That alpha must come in opaque (255), as `decodeImage`
  * with `opaqueAlpha` gives it: wholly opaque cells, most of a subject, are not written at all.
- * `visible`, when given, is told every pixel whose alpha is above 0, as it is written.
+ * `visible`, when given, is told every pixel whose alpha is at least SUBJECT_ALPHA, as it is written.
  */
 export function applyAtFullSize(image: RawImage, grid: GridResult, visible?: VisibleBounds): RawImage {
   const { width, height, data, channels } = image;
@@ -105,8 +105,10 @@ export function applyAtFullSize(image: RawImage, grid: GridResult, visible?: Vis
           data[j] = data[j + 1] = data[j + 2] = 0;
           continue;
         }
-        if (firstVisible < 0) firstVisible = x;
-        lastVisible = x;
+        if (value >= SUBJECT_ALPHA) {
+          if (firstVisible < 0) firstVisible = x;
+          lastVisible = x;
+        }
         if (estimates === undefined || value === 255) continue;
         data[j] = (255 * foregroundColour(red, a, lerp(lineFr, left, right, wx), lerp(lineBr, left, right, wx)) + 0.5) | 0;
         data[j + 1] = (255 * foregroundColour(green, a, lerp(lineFg, left, right, wx), lerp(lineBg, left, right, wx)) + 0.5) | 0;

@@ -69,7 +69,7 @@ export function prepareRefinement(modelInput: RawImage, settings: RefineSettings
  * coefficients for it and the colour estimates on the grid, then one pass at full size ({@link applyAtFullSize}). Rewrites
  * `image.data` (the colours of semi-transparent pixels) and returns the full-size alpha: a
  * new one-channel image for an RGB photo, the photo itself, its alpha written, for RGBA.
- * `visible`, when given, learns where the alpha is above 0.
+ * `visible`, when given, learns where the alpha is at least SUBJECT_ALPHA (image/box.ts).
  */
 export function finishRefinement(prepared: PreparedRefinement, image: RawImage, modelMask: RawImage, visible?: VisibleBounds): RawImage {
   const { settings, guide, gridScale, statistics, blurs } = prepared;
