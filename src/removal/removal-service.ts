@@ -5,7 +5,7 @@ import type { InferenceQueue } from '../inference/inference-queue.js';
 import type { ModelService } from '../model/model-service.js';
 import { fetchImage } from '../fetch/fetch-image.js';
 import { untilAborted } from '../until-aborted.js';
-import type { AnswerFormat } from '../pipeline/answer-spec.js';
+import type { AnswerSpec, RequestedFormat } from '../pipeline/answer-spec.js';
 import type { FinishThread } from '../pipeline/finish-thread.js';
 import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
 import { answerSpec, NO_OPTIONS, type OutputOptions } from './output-options.js';
@@ -15,7 +15,11 @@ export interface RemovalRequest {
   /** The request's output options (`output-options.ts`); default none. */
   options?: OutputOptions;
   /** The answer's format: the options' own, or the one the Accept header chose; default PNG. */
-  format?: AnswerFormat;
+  format?: RequestedFormat;
+  /** Finishing steps the output options do not name (remove.bg's `size`, `scale`, `position`, shadow). */
+  finishing?: Pick<AnswerSpec, 'maxPixels' | 'placement' | 'shadow' | 'crop'>;
+  /** A background image got by the route itself (remove.bg's `bg_image_file`, or a URL it fetches), instead of `bgImageUrl`. */
+  backgroundImage?: Uint8Array | Promise<Uint8Array>;
 }
 
 /**
@@ -94,7 +98,7 @@ export class RemovalService {
   remove(bytes: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground> {
     const config = this.#config;
     const options = request.options ?? NO_OPTIONS;
-    const backgroundImage = options.bgImageUrl ? this.fetch(options.bgImageUrl, 'bg_image_url', signal) : undefined;
+    const backgroundImage = request.backgroundImage ? Promise.resolve(request.backgroundImage) : options.bgImageUrl ? this.fetch(options.bgImageUrl, 'bg_image_url', signal) : undefined;
     backgroundImage?.catch(() => {}); // awaited by the pipeline once the mask is there
     const work = removeBackground(bytes, {
       segmenter: this.#model.segmenter,
@@ -104,7 +108,12 @@ export class RemovalService {
       maxPixels: config.maxPixels,
       refine: options.refine ?? config.refine,
       pngCompression: config.pngCompression,
-      answer: answerSpec(options, request.format ?? options.format ?? 'png'),
+      answer: {
+        ...answerSpec(options, options.format ?? 'png'),
+        ...(request.format && { format: request.format }),
+        ...(request.backgroundImage && { background: { image: true } as const }),
+        ...request.finishing,
+      },
       roi: options.roi,
       backgroundImage,
     });
