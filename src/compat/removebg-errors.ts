@@ -1,4 +1,6 @@
-import { CutoutError, type ErrorCode } from '../errors.js';
+import type { CutoutError, ErrorCode } from '../errors.js';
+import { EmptyRegionError } from '../pipeline/decode.js';
+import { OptionValueError } from '../removal/option-value-error.js';
 
 /**
  * The error codes of the remove.bg-compatible routes, as remove.bg names them, each with its
@@ -68,22 +70,6 @@ const FROM_NATIVE: Record<ErrorCode, RemoveBgCode> = {
   deadline_exceeded: 'timeout',
 };
 
-/**
- * A bad value on a compatible route: a native 400 `invalid_request` (so every native path
- * handles it as one) that also carries remove.bg's own code for it.
- *
- * @example throw new CompatInputError('invalid_scale', 'scale must be "original" or 10% to 100%, not "5%".')
- */
-export class CompatInputError extends CutoutError {
-  readonly removeBgCode: RemoveBgCode;
-
-  constructor(code: RemoveBgCode, detail: string, options?: { cause?: unknown }) {
-    super('invalid_request', detail, options);
-    this.name = 'CompatInputError';
-    this.removeBgCode = code;
-  }
-}
-
 /** One error as the compatible routes send it. */
 export interface RemoveBgError {
   status: number;
@@ -93,9 +79,13 @@ export interface RemoveBgError {
   headers: Readonly<Record<string, string>>;
 }
 
-/** A native error (already a CutoutError, see `toCutoutError`) in remove.bg's terms. */
+/**
+ * A native error (already a CutoutError, see `toCutoutError`) in remove.bg's terms: a bad
+ * option value by the problem its reader named (`option-value-error.ts`, whose names are
+ * remove.bg's codes: the assignment below does not compile otherwise), else by its code.
+ */
 export function toRemoveBgError(error: CutoutError): RemoveBgError {
-  const code = error instanceof CompatInputError ? error.removeBgCode : FROM_NATIVE[error.code];
+  const code = error instanceof OptionValueError ? error.problem : error instanceof EmptyRegionError ? 'roi_region_empty' : FROM_NATIVE[error.code];
   const { status, title } = REMOVEBG_ERRORS[code];
   // Keep a native 5xx's status (503 with its Retry-After, 504): clients retry on those.
   const kept = error.status >= 500 ? error.status : status;

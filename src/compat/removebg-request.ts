@@ -1,7 +1,7 @@
 import { NO_OPTIONS, type OutputOptions } from '../removal/output-options.js';
 import type { RemovalRequest } from '../removal/removal-service.js';
 import type { RequestedFormat } from '../pipeline/answer-spec.js';
-import { CompatInputError } from './removebg-errors.js';
+import { OptionValueError } from '../removal/option-value-error.js';
 import {
   readBoolean,
   readChannels,
@@ -14,7 +14,7 @@ import {
   readShadowOpacity,
   readShadowType,
   readSize,
-} from './removebg-values.js';
+} from '../removal/option-values.js';
 
 /** Where the photo comes from: exactly one of remove.bg's three sources. */
 export type PhotoSource = { kind: 'file'; bytes: Uint8Array } | { kind: 'base64'; text: string } | { kind: 'url'; url: string };
@@ -58,10 +58,10 @@ const isSet = (value: unknown) => value !== undefined && value !== null && !(typ
 export function readRemoveBgRequest({ fields, files }: CompatBody): CompatRequest {
   const has = (name: string) => isSet(fields[name]);
   const sources = [files.image_file && 'image_file', has('image_file_b64') && 'image_file_b64', has('image_url') && 'image_url'].filter(Boolean);
-  if (sources.length === 0) throw new CompatInputError('missing_source', 'Send one of image_file (an upload), image_file_b64 or image_url.');
-  if (sources.length > 1) throw new CompatInputError('multiple_sources', `Send only one of image_file, image_file_b64 and image_url, not ${sources.join(' and ')}.`);
+  if (sources.length === 0) throw new OptionValueError('missing_source', 'Send one of image_file (an upload), image_file_b64 or image_url.');
+  if (sources.length > 1) throw new OptionValueError('multiple_sources', `Send only one of image_file, image_file_b64 and image_url, not ${sources.join(' and ')}.`);
   const backgrounds = [files.bg_image_file && 'bg_image_file', has('bg_image_url') && 'bg_image_url', has('bg_color') && 'bg_color'].filter(Boolean);
-  if (backgrounds.length > 1) throw new CompatInputError('multiple_bg_sources', `Send at most one of bg_image_file, bg_image_url and bg_color, not ${backgrounds.join(' and ')}.`);
+  if (backgrounds.length > 1) throw new OptionValueError('multiple_bg_sources', `Send at most one of bg_image_file, bg_image_url and bg_color, not ${backgrounds.join(' and ')}.`);
 
   const source: PhotoSource = files.image_file
     ? { kind: 'file', bytes: files.image_file }
@@ -80,7 +80,7 @@ export function readRemoveBgRequest({ fields, files }: CompatBody): CompatReques
   if (has('roi')) options.roi = readRoi(fields.roi);
   if (has('crop')) options.crop = readBoolean('crop', fields.crop);
   if (options.channels === 'alpha' && (options.bgColor || background)) {
-    throw new CompatInputError('invalid_channels', 'channels=alpha answers the mask alone, which has no background: leave out bg_color, bg_image_url and bg_image_file, or ask for rgba.');
+    throw new OptionValueError('invalid_channels', 'channels=alpha answers the mask alone, which has no background: leave out bg_color, bg_image_url and bg_image_file, or ask for rgba.');
   }
   const format = has('format') ? readFormat(fields.format) : 'auto';
   const maxPixels = has('size') ? readSize(fields.size) : readSize('preview');
@@ -116,21 +116,21 @@ export function readRemoveBgRequest({ fields, files }: CompatBody): CompatReques
  */
 export function readSegmentRequest({ fields, files }: CompatBody): CompatRequest {
   const has = (name: string) => isSet(fields[name]);
-  if (!files.image_file) throw new CompatInputError('missing_source', 'Send the image as a multipart file part named image_file.');
+  if (!files.image_file) throw new OptionValueError('missing_source', 'Send the image as a multipart file part named image_file.');
   const options: OutputOptions = { ...NO_OPTIONS };
   if (has('channels')) options.channels = readChannels(fields.channels);
   if (has('bg_color')) options.bgColor = readColour('bg_color', fields.bg_color);
   if (has('crop')) options.crop = readBoolean('crop', fields.crop);
   if (has('despill')) readBoolean('despill', fields.despill);
-  if (options.channels === 'alpha' && options.bgColor) throw new CompatInputError('invalid_channels', 'channels=alpha answers the mask alone: leave out bg_color, or ask for rgba.');
+  if (options.channels === 'alpha' && options.bgColor) throw new OptionValueError('invalid_channels', 'channels=alpha answers the mask alone: leave out bg_color, or ask for rgba.');
   const format = has('format') ? readFormat(fields.format) : 'png';
-  if (format === 'auto' || format === 'zip') throw new CompatInputError('invalid_format', `format must be png, jpg or webp, not "${String(fields.format)}".`);
+  if (format === 'auto' || format === 'zip') throw new OptionValueError('invalid_format', `format must be png, jpg or webp, not "${String(fields.format)}".`);
   const size = has('size') ? String(fields.size).trim().toLowerCase() : 'full';
-  if (!['preview', 'medium', 'hd', 'full'].includes(size)) throw new CompatInputError('invalid_size', `size must be preview, medium, hd or full, not "${String(fields.size).slice(0, 60)}".`);
+  if (!['preview', 'medium', 'hd', 'full'].includes(size)) throw new OptionValueError('invalid_size', `size must be preview, medium, hd or full, not "${String(fields.size).slice(0, 60)}".`);
   return { source: { kind: 'file', bytes: files.image_file }, removal: { options, format, finishing: { maxPixels: readSize(size) } } };
 }
 
-function stringOf(name: string, value: unknown, code: ConstructorParameters<typeof CompatInputError>[0]): string {
+function stringOf(name: string, value: unknown, code: ConstructorParameters<typeof OptionValueError>[0]): string {
   if (typeof value === 'string') return value.trim();
-  throw new CompatInputError(code, `${name} must be a string, not ${typeof value}.`);
+  throw new OptionValueError(code, `${name} must be a string, not ${typeof value}.`);
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CompatInputError, REMOVEBG_ERRORS } from '../../src/compat/removebg-errors.js';
+import { REMOVEBG_ERRORS } from '../../src/compat/removebg-errors.js';
+import { OptionValueError } from '../../src/removal/option-value-error.js';
 import { readRemoveBgRequest, readSegmentRequest, REMOVEBG_PARAMETERS } from '../../src/compat/removebg-request.js';
 import {
   readBoolean,
@@ -14,11 +15,11 @@ import {
   readShadowOpacity,
   readShadowType,
   readSize,
-} from '../../src/compat/removebg-values.js';
+} from '../../src/removal/option-values.js';
 
 /**
  * Property-based tests of the remove.bg parameter readers: whatever a client sends (any
- * string, any JSON value), each returns a value or throws a CompatInputError, a 400 with one
+ * string, any JSON value), each returns a value or throws a OptionValueError, a 400 with one
  * of remove.bg's codes, never an error of another kind; and what they accept means what the
  * README says.
  */
@@ -37,15 +38,15 @@ const READERS: Record<string, (value: unknown) => unknown> = {
   shadow_opacity: readShadowOpacity,
 };
 
-/** Runs `read` and checks that it returned, or threw a 400 CompatInputError with a registered code. */
+/** Runs `read` and checks that it returned, or threw a 400 OptionValueError with a registered code. */
 function valueOrCode(read: (value: unknown) => unknown, value: unknown): void {
   try {
     read(value);
   } catch (error) {
-    if (!(error instanceof CompatInputError)) throw new Error(`threw ${String(error)} for ${JSON.stringify(value)}`, { cause: error });
+    if (!(error instanceof OptionValueError)) throw new Error(`threw ${String(error)} for ${JSON.stringify(value)}`, { cause: error });
     expect(error.status).toBe(400);
-    expect(Object.keys(REMOVEBG_ERRORS)).toContain(error.removeBgCode);
-    expect(REMOVEBG_ERRORS[error.removeBgCode].status).toBe(400);
+    expect(Object.keys(REMOVEBG_ERRORS)).toContain(error.problem);
+    expect(REMOVEBG_ERRORS[error.problem].status).toBe(400);
     expect(error.message.length).toBeGreaterThan(10);
   }
 }
@@ -89,7 +90,7 @@ describe('what the readers accept', () => {
   it('crop_margin: past 500 px or 50 % a side is invalid_crop_margin', () => {
     fc.assert(
       fc.property(fc.oneof(fc.integer({ min: 501, max: 1e6 }).map((v) => `${v}px`), fc.integer({ min: 51, max: 1000 }).map((v) => `${v}%`)), (text) => {
-        expect(() => readCropMargin(text)).toThrow(expect.objectContaining({ removeBgCode: 'invalid_crop_margin' }));
+        expect(() => readCropMargin(text)).toThrow(expect.objectContaining({ problem: 'invalid_crop_margin' }));
       }),
     );
   });
@@ -112,7 +113,7 @@ describe('what the readers accept', () => {
       }),
     );
     expect(readScale('original')).toBeUndefined();
-    for (const bad of ['9%', '101%', '50', '0.5']) expect(() => readScale(bad)).toThrow(expect.objectContaining({ removeBgCode: 'invalid_scale' }));
+    for (const bad of ['9%', '101%', '50', '0.5']) expect(() => readScale(bad)).toThrow(expect.objectContaining({ problem: 'invalid_scale' }));
   });
 
   it('position: one percent for both axes, two for each', () => {
@@ -127,8 +128,8 @@ describe('what the readers accept', () => {
 
   it('roi: unit-less numbers are pixels; percent at most 100', () => {
     expect(readRoi('0 0 100% 100%')).toEqual({ x1: { value: 0, unit: 'px' }, y1: { value: 0, unit: 'px' }, x2: { value: 100, unit: '%' }, y2: { value: 100, unit: '%' } });
-    expect(() => readRoi('0 0 101% 100%')).toThrow(expect.objectContaining({ removeBgCode: 'invalid_roi' }));
-    expect(() => readRoi('10px 0 5px 100%')).toThrow(expect.objectContaining({ removeBgCode: 'roi_region_empty' }));
+    expect(() => readRoi('0 0 101% 100%')).toThrow(expect.objectContaining({ problem: 'invalid_roi' }));
+    expect(() => readRoi('10px 0 5px 100%')).toThrow(expect.objectContaining({ problem: 'roi_region_empty' }));
   });
 
   it('booleans: JSON booleans, true/false in any case, 1/0', () => {

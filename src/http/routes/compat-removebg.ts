@@ -2,10 +2,10 @@ import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { wantsJson, removeBgJson } from '../../compat/compat-answer.js';
-import { CompatInputError, toRemoveBgError, type RemoveBgError } from '../../compat/removebg-errors.js';
+import { toRemoveBgError, type RemoveBgError } from '../../compat/removebg-errors.js';
+import { OptionValueError } from '../../removal/option-value-error.js';
 import { readRemoveBgRequest, readSegmentRequest, type CompatBody, type CompatRequest } from '../../compat/removebg-request.js';
 import { CutoutError } from '../../errors.js';
-import { EmptyRegionError } from '../../pipeline/decode.js';
 import { ENCODED_TYPES } from '../../pipeline/answer-spec.js';
 import { usageRecorderPlugin } from '../../usage/usage-recorder.js';
 import { decodeBase64Image } from '../base64-image.js';
@@ -72,10 +72,8 @@ export async function compatRoutes(app: FastifyInstance): Promise<void> {
             : compat.background && fetchOr(app.removals.fetch(compat.background.url, 'bg_image_url', signal), 'failed_bg_download');
         backgroundImage instanceof Promise && backgroundImage.catch(() => {});
         const bytes = await photoBytes(app, compat, signal);
-        if (bytes.length === 0) throw new CompatInputError('failed_to_read_image', 'The image is empty (0 bytes).');
-        const answer = await app.removals.remove(bytes, signal, { ...compat.removal, backgroundImage }).catch((error: unknown) => {
-          throw error instanceof EmptyRegionError ? new CompatInputError('roi_region_empty', error.message) : error;
-        });
+        if (bytes.length === 0) throw new OptionValueError('failed_to_read_image', 'The image is empty (0 bytes).');
+        const answer = await app.removals.remove(bytes, signal, { ...compat.removal, backgroundImage });
         request.inputMegapixels = (answer.input.width * answer.input.height) / 1e6;
         reply.header('x-width', answer.width).header('x-height', answer.height);
         if (answer.foreground) {
@@ -113,7 +111,7 @@ async function photoBytes(app: FastifyInstance, compat: CompatRequest, signal: A
     try {
       return decodeBase64Image(source.text, app.config.maxImageBytes);
     } catch (error) {
-      if (error instanceof CutoutError && error.code === 'invalid_base64') throw new CompatInputError('failed_to_read_image', `image_file_b64: ${error.message}`);
+      if (error instanceof CutoutError && error.code === 'invalid_base64') throw new OptionValueError('failed_to_read_image', `image_file_b64: ${error.message}`);
       throw error;
     }
   }
@@ -124,7 +122,7 @@ async function photoBytes(app: FastifyInstance, compat: CompatRequest, signal: A
 function fetchOr(fetching: Promise<Uint8Array>, code: 'failed_image_download' | 'failed_bg_download'): Promise<Uint8Array> {
   return fetching.catch((error: unknown) => {
     if (error instanceof CutoutError && ['url_not_allowed', 'upstream_fetch_failed', 'upstream_timeout', 'invalid_request'].includes(error.code)) {
-      throw new CompatInputError(code, error.message, { cause: error });
+      throw new OptionValueError(code, error.message, { cause: error });
     }
     throw error;
   });

@@ -1,11 +1,12 @@
 import colourNames from 'color-name';
 import type { Length, RegionOfInterest, RequestedFormat, Rgba, SideLengths } from '../pipeline/answer-spec.js';
-import { CompatInputError, type RemoveBgCode } from './removebg-errors.js';
+import { OptionValueError, type OptionProblem } from './option-value-error.js';
 
 /**
- * The values of remove.bg's parameters, read as its clients send them: strings from forms,
- * strings, numbers or booleans from JSON. Each reader returns the value or throws a
- * {@link CompatInputError} with remove.bg's code for that parameter; nothing else.
+ * The values of the options remove.bg named and Cutout takes on both APIs, read as clients
+ * send them: strings from forms, strings, numbers or booleans from JSON. Each reader returns
+ * the value or throws an {@link OptionValueError} naming remove.bg's code for that
+ * parameter; nothing else.
  */
 
 /** Pixels in all of `size`'s caps; absent: the photo's own size (up to Cutout's pixel limit). */
@@ -31,10 +32,10 @@ const MAX_MARGIN_PERCENT = 50;
 const shown = (value: unknown) => (JSON.stringify(value) ?? String(value)).slice(0, 60);
 
 /** A JSON number or a string, trimmed; anything else (an object, an array) is refused. */
-function text(value: unknown, code: RemoveBgCode, name: string): string {
+function text(value: unknown, code: OptionProblem, name: string): string {
   if (typeof value === 'string') return value.trim();
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  throw new CompatInputError(code, `${name} must be a string, not ${shown(value)}.`);
+  throw new OptionValueError(code, `${name} must be a string, not ${shown(value)}.`);
 }
 
 /**
@@ -48,7 +49,7 @@ export function readBoolean(name: string, value: unknown): boolean {
   const word = typeof value === 'string' || typeof value === 'number' ? String(value).trim().toLowerCase() : undefined;
   if (word === 'true' || word === '1') return true;
   if (word === 'false' || word === '0') return false;
-  throw new CompatInputError('invalid_request', `${name} must be true or false (or 1 or 0), not ${shown(value)}.`);
+  throw new OptionValueError('invalid_request', `${name} must be true or false (or 1 or 0), not ${shown(value)}.`);
 }
 
 /**
@@ -58,21 +59,21 @@ export function readBoolean(name: string, value: unknown): boolean {
 export function readSize(value: unknown): number | undefined {
   const word = text(value, 'invalid_size', 'size').toLowerCase();
   if (Object.hasOwn(SIZES, word)) return SIZES[word];
-  throw new CompatInputError('invalid_size', `size must be preview, small, regular, medium, hd, full, 4k, auto or 50MP, not ${shown(value)}.`);
+  throw new OptionValueError('invalid_size', `size must be preview, small, regular, medium, hd, full, 4k, auto or 50MP, not ${shown(value)}.`);
 }
 
 /** `format`: auto, png, jpg (jpeg), webp or zip. */
 export function readFormat(value: unknown): RequestedFormat {
   const word = text(value, 'invalid_format', 'format').toLowerCase();
   if (Object.hasOwn(FORMATS, word)) return FORMATS[word];
-  throw new CompatInputError('invalid_format', `format must be auto, png, jpg, webp or zip, not ${shown(value)}.`);
+  throw new OptionValueError('invalid_format', `format must be auto, png, jpg, webp or zip, not ${shown(value)}.`);
 }
 
 /** `channels`: rgba or alpha. */
 export function readChannels(value: unknown): 'rgba' | 'alpha' {
   const word = text(value, 'invalid_channels', 'channels').toLowerCase();
   if (word === 'rgba' || word === 'alpha') return word;
-  throw new CompatInputError('invalid_channels', `channels must be rgba or alpha, not ${shown(value)}.`);
+  throw new OptionValueError('invalid_channels', `channels must be rgba or alpha, not ${shown(value)}.`);
 }
 
 function length(part: string): Length | undefined {
@@ -93,10 +94,10 @@ export function readRoi(value: unknown): RegionOfInterest {
   const lengths = parts.map(length);
   const [x1, y1, x2, y2] = lengths;
   if (parts.length !== 4 || !x1 || !y1 || !x2 || !y2 || lengths.some((l) => l!.unit === '%' && l!.value > 100)) {
-    throw new CompatInputError('invalid_roi', `roi must be "x1 y1 x2 y2", four lengths in px or % of the photo (at most 100%), such as "0 0 100% 100%", not ${shown(value)}.`);
+    throw new OptionValueError('invalid_roi', `roi must be "x1 y1 x2 y2", four lengths in px or % of the photo (at most 100%), such as "0 0 100% 100%", not ${shown(value)}.`);
   }
   const before = (a: Length, b: Length) => a.unit !== b.unit || a.value < b.value;
-  if (!before(x1, x2) || !before(y1, y2)) throw new CompatInputError('roi_region_empty', `roi ${shown(value)} is empty: x1 must be less than x2 and y1 less than y2.`);
+  if (!before(x1, x2) || !before(y1, y2)) throw new OptionValueError('roi_region_empty', `roi ${shown(value)} is empty: x1 must be less than x2 and y1 less than y2.`);
   return { x1, y1, x2, y2 };
 }
 
@@ -112,7 +113,7 @@ export function readCropMargin(value: unknown): SideLengths {
   const lengths = parts.map(length);
   const valid = (l: Length | undefined): l is Length => !!l && (l.unit === '%' ? l.value <= MAX_MARGIN_PERCENT : Number.isInteger(l.value) && l.value <= MAX_MARGIN_PX);
   if (![1, 2, 4].includes(parts.length) || !lengths.every(valid)) {
-    throw new CompatInputError(
+    throw new OptionValueError(
       'invalid_crop_margin',
       `crop_margin must be one, two or four lengths, each whole pixels up to ${MAX_MARGIN_PX} ("30px") or a percent of the subject up to ${MAX_MARGIN_PERCENT}% ("10%"), not ${shown(value)}.`,
     );
@@ -128,7 +129,7 @@ export function readScale(value: unknown): number | undefined {
   const match = PERCENT.exec(word);
   const percent = match ? Number(match[1]) : NaN;
   if (percent >= 10 && percent <= 100) return percent / 100;
-  throw new CompatInputError('invalid_scale', `scale must be original or a percent from 10% to 100%, not ${shown(value)}.`);
+  throw new OptionValueError('invalid_scale', `scale must be original or a percent from 10% to 100%, not ${shown(value)}.`);
 }
 
 /**
@@ -147,7 +148,7 @@ export function readPosition(value: unknown): { x: number; y: number } | undefin
     const [x, y = x] = fractions;
     return { x, y };
   }
-  throw new CompatInputError('invalid_position', `position must be original, center, "x%" or "x% y%" (0% to 100%), not ${shown(value)}.`);
+  throw new OptionValueError('invalid_position', `position must be original, center, "x%" or "x% y%" (0% to 100%), not ${shown(value)}.`);
 }
 
 /**
@@ -168,7 +169,7 @@ export function readColour(name: string, value: unknown): Rgba {
     const [r, g, b] = colourNames[word];
     return [r, g, b, 255];
   }
-  throw new CompatInputError('invalid_bg_color', `${name} must be a hex colour (rgb, rgba, rrggbb or rrggbbaa, # optional) or a CSS colour name, not ${shown(value)}.`);
+  throw new OptionValueError('invalid_bg_color', `${name} must be a hex colour (rgb, rgba, rrggbb or rrggbbaa, # optional) or a CSS colour name, not ${shown(value)}.`);
 }
 
 /** `shadow_type`: drop, car or 3D (any case). */
@@ -176,7 +177,7 @@ export function readShadowType(value: unknown): 'drop' | 'car' | '3D' {
   const word = text(value, 'invalid_shadow', 'shadow_type').toLowerCase();
   if (word === 'drop' || word === 'car') return word;
   if (word === '3d') return '3D';
-  throw new CompatInputError('invalid_shadow', `shadow_type must be drop, car or 3D, not ${shown(value)}.`);
+  throw new OptionValueError('invalid_shadow', `shadow_type must be drop, car or 3D, not ${shown(value)}.`);
 }
 
 /** `shadow_opacity`: a whole percent, 0 to 100, as a fraction. */
@@ -184,5 +185,5 @@ export function readShadowOpacity(value: unknown): number {
   const word = text(value, 'invalid_shadow', 'shadow_opacity');
   const percent = /^\d{1,3}%?$/.test(word) ? Number(word.replace('%', '')) : NaN;
   if (percent >= 0 && percent <= 100) return percent / 100;
-  throw new CompatInputError('invalid_shadow', `shadow_opacity must be a whole number from 0 to 100, not ${shown(value)}.`);
+  throw new OptionValueError('invalid_shadow', `shadow_opacity must be a whole number from 0 to 100, not ${shown(value)}.`);
 }
