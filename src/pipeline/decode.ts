@@ -14,7 +14,7 @@ import { sniffImageFormat, type ImageFormat } from './sniff-format.js';
 function open(bytes: Uint8Array, maxPixels: number): { format: ImageFormat; pipeline: Sharp } {
   const format = sniffImageFormat(bytes);
   if (!format) {
-    throw new CutoutError('unsupported_image_format', `The bytes are not a JPEG, PNG, WebP, GIF, TIFF or AVIF image (${describeStart(bytes)}).`);
+    throw new CutoutError('unsupported_image_format', `The bytes are not a JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIC image (${describeStart(bytes)}).`);
   }
   const pipeline = sharp(bytes, { limitInputPixels: maxPixels, failOn: 'error' })
     .autoOrient()

@@ -7,6 +7,7 @@ import { fetchImage } from '../fetch/fetch-image.js';
 import { untilAborted } from '../until-aborted.js';
 import type { AnswerSpec, RequestedFormat } from '../pipeline/answer-spec.js';
 import type { FinishThread } from '../pipeline/finish-thread.js';
+import { HeicThread } from '../pipeline/heic-thread.js';
 import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
 import { answerSpec, NO_OPTIONS, type OutputOptions } from './output-options.js';
 
@@ -37,12 +38,15 @@ export class RemovalService {
   readonly #model: ModelService;
   readonly #queue: InferenceQueue;
   readonly #finisher: FinishThread;
+  readonly #heic: HeicThread;
 
-  constructor(parts: { config: Config; model: ModelService; queue: InferenceQueue; finisher: FinishThread }) {
+  /** `heic`: the thread that reads HEIC/HEIF photos; default one of the service's own. */
+  constructor(parts: { config: Config; model: ModelService; queue: InferenceQueue; finisher: FinishThread; heic?: HeicThread }) {
     this.#config = parts.config;
     this.#model = parts.model;
     this.#queue = parts.queue;
     this.#finisher = parts.finisher;
+    this.#heic = parts.heic ?? new HeicThread();
   }
 
   /** Refuses at once, before the body is read, when the model is not loaded or its queue is full. */
@@ -93,12 +97,15 @@ export class RemovalService {
    * One image through the pipeline: the model step waits in the inference queue, and the
    * signal drops it from there. A background image is fetched while the image waits and the
    * model runs. The model cannot be interrupted mid-run; once the signal has aborted, the
-   * answer is the signal's reason and the result is dropped.
+   * answer is the signal's reason and the result is dropped. An HEIC/HEIF photo is first
+   * decoded on the HEIC thread (`heic-thread.ts`).
    */
-  remove(bytes: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground> {
+  async remove(photo: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground> {
     const config = this.#config;
     const options = request.options ?? NO_OPTIONS;
-    const backgroundImage = request.backgroundImage ? Promise.resolve(request.backgroundImage) : options.bgImageUrl ? this.fetch(options.bgImageUrl, 'bg_image_url', signal) : undefined;
+    const bytes = await untilAborted(this.#heic.readable(photo, config.maxPixels), signal);
+    const backgroundBytes = request.backgroundImage ? Promise.resolve(request.backgroundImage) : options.bgImageUrl ? this.fetch(options.bgImageUrl, 'bg_image_url', signal) : undefined;
+    const backgroundImage = backgroundBytes?.then((image) => this.#heic.readable(image, config.maxPixels));
     backgroundImage?.catch(() => {}); // awaited by the pipeline once the mask is there
     const work = removeBackground(bytes, {
       segmenter: this.#model.segmenter,
