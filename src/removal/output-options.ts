@@ -46,7 +46,7 @@ const LENGTH = /^(\d+(?:\.\d+)?)(px|%)?$/;
 export function parseOutputOptions(fields: Readonly<Record<string, unknown>>, source: 'json' | 'form'): OutputOptions {
   const has = (name: string) => fields[name] !== undefined && !(source === 'form' && fields[name] === '');
   const options: OutputOptions = { ...NO_OPTIONS };
-  if (has('format')) options.format = oneOf('format', fields.format, FORMATS, 'png, webp, jpg, jpeg, auto or zip');
+  if (has('format')) options.format = oneOf('format', fields.format, FORMATS, 'png, webp, jpg or jpeg, or auto or zip');
   if (has('channels')) options.channels = oneOf('channels', fields.channels, { rgba: 'rgba', alpha: 'alpha' } as const, 'rgba or alpha');
   if (has('bg_color')) options.bgColor = colour(fields.bg_color);
   if (has('bg_image_url')) options.bgImageUrl = url('bg_image_url', fields.bg_image_url);
