@@ -11,6 +11,7 @@ import { ProbeLogController } from './http/probe-log-controller.js';
 import { redisPlugin } from './http/redis-plugin.js';
 import { authTokenRoutes } from './http/routes/auth-token.js';
 import { backgroundRoutes } from './http/routes/background.js';
+import { compatRoutes } from './http/routes/compat-removebg.js';
 import { healthRoutes } from './http/routes/health.js';
 import { servicesPlugin, type Services } from './http/services.js';
 
@@ -58,12 +59,18 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
   await app.register(swagger, {
     openapi: {
       info: { title: 'Cutout', version: '1', description: 'Self-hosted background removal.' },
-      components: { securitySchemes: { managedToken: { type: 'apiKey', in: 'header', name: 'Authorization' } } },
+      components: {
+        securitySchemes: {
+          managedToken: { type: 'apiKey', in: 'header', name: 'Authorization' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'A Token ID, on the remove.bg- and Photoroom-compatible routes.' },
+        },
+      },
     },
   });
   await app.register(healthRoutes);
   await app.register(authTokenRoutes);
   await app.register(backgroundRoutes);
+  await app.register(compatRoutes);
   await app.register(dashboardPlugin, { prefix: '/dashboard' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiReferencePlugin);

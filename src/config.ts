@@ -158,6 +158,12 @@ export const ConfigSchema = Type.Object({
       description: 'If set, GET /metrics asks for it as `Authorization: Bearer <token>`. Unset: anyone who reaches the port may scrape.',
     }),
   ),
+  compatApi: Type.Boolean({
+    env: 'CUTOUT_COMPAT_API',
+    default: true,
+    description:
+      'Also serve remove.bg\'s API (`POST /v1.0/removebg`, `GET /v1.0/account`) and Photoroom\'s `POST /v1/segment`, keyed by a Token ID in `X-Api-Key` (README, "Coming from remove.bg or Photoroom"); false turns them off.',
+  }),
   ownerEmail: Type.Optional(
     Type.String({
       env: 'CUTOUT_OWNER_EMAIL',

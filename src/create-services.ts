@@ -5,6 +5,7 @@ import { InferenceQueue } from './inference/inference-queue.js';
 import { DrainState } from './lifecycle/drain-state.js';
 import { ModelService } from './model/model-service.js';
 import { FinishThread } from './pipeline/finish-thread.js';
+import { HeicThread } from './pipeline/heic-thread.js';
 import { RemovalService } from './removal/removal-service.js';
 import type { Store } from './store/store.js';
 
@@ -37,13 +38,14 @@ export function createServices(config: Config, store: Store, options: { model?: 
     });
   const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax });
   const finisher = new FinishThread();
+  const heic = new HeicThread();
   const services: Services = {
     config,
     store,
     tokens: new TokenService(store, { managedTokenTtl: config.managedTokenTtl, now: options.now }),
     model,
     queue,
-    removals: new RemovalService({ config, model, queue, finisher }),
+    removals: new RemovalService({ config, model, queue, finisher, heic }),
     drain: new DrainState(),
   };
   return {
@@ -51,6 +53,7 @@ export function createServices(config: Config, store: Store, options: { model?: 
     async close() {
       if (!options.model) await model.close();
       await finisher.close();
+      await heic.close();
     },
   };
 }

@@ -23,7 +23,7 @@ export const ERRORS = {
   unsupported_image_format: {
     status: 415,
     title: 'Unsupported image format',
-    message: 'The bytes are not a JPEG, PNG, WebP, GIF, TIFF or AVIF image.',
+    message: 'The bytes are not a JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIC image.',
   },
   image_decode_failed: { status: 422, title: 'Image could not be decoded', message: 'The image is corrupt or truncated.' },
   too_many_pixels: { status: 422, title: 'Too many pixels', message: 'The image has more pixels than the limit.' },

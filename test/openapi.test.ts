@@ -36,8 +36,10 @@ interface Operation {
   responses: Record<string, Response>;
 }
 interface Document {
-  paths: Record<string, { post: Operation }>;
+  paths: Record<string, { post: Operation; get?: Operation }>;
 }
+/** The remove.bg- and Photoroom-compatible routes, whose errors are not problem+json (test/compat-*.test.ts). */
+const COMPAT = ['/v1.0/removebg', '/v1.0/account', '/v1/segment'];
 
 describe('the OpenAPI document', () => {
   let t: TestApp;
@@ -62,7 +64,7 @@ describe('the OpenAPI document', () => {
 
   it('describes every registered error, each code under its status, with x-request-id on every answer and Retry-After on 429 and 503', () => {
     const documented = new Set<string>();
-    for (const [path, { post }] of Object.entries(document.paths)) {
+    for (const [path, { post }] of Object.entries(document.paths).filter(([path]) => !COMPAT.includes(path))) {
       for (const [status, response] of Object.entries(post.responses)) {
         const headers = Object.keys(response.headers ?? {}).map((name) => name.toLowerCase());
         expect(headers, `${path} ${status}`).toContain('x-request-id');
@@ -82,6 +84,23 @@ describe('the OpenAPI document', () => {
     expect([...documented].sort()).toEqual(Object.keys(ERRORS).filter((code) => code !== 'not_found').sort());
     for (const path of REMOVALS) expect(Object.keys(document.paths[path].post.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '415', '422', '429', '503', '504']));
     expect(Object.keys(document.paths['/api/v1/auth/token'].post.responses)).toEqual(expect.arrayContaining(['200', '401']));
+  });
+
+  it('describes the compatible routes: remove.bg\'s parameters and headers, its error codes, the X-Api-Key scheme', () => {
+    const removebg = document.paths['/v1.0/removebg'].post;
+    for (const type of ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json']) {
+      const fields = removebg.requestBody!.content[type].schema.properties!;
+      for (const name of ['image_file_b64', 'image_url', 'size', 'type', 'format', 'roi', 'crop', 'crop_margin', 'scale', 'position', 'channels', 'add_shadow', 'semitransparency', 'bg_color', 'bg_image_url']) {
+        expect(fields[name]?.description, `${type}: ${name}`).toBeTruthy();
+      }
+    }
+    for (const name of ['x-width', 'x-height', 'x-credits-charged', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-foreground-top']) {
+      expect(Object.keys(removebg.responses['200'].headers ?? {}), name).toContain(name);
+    }
+    expect(removebg.responses['403'].description).toContain('`auth_failed`');
+    expect(removebg.responses['400'].description).toContain('`missing_source`');
+    expect(document.paths['/v1.0/account'].get?.responses['200']).toBeDefined();
+    expect(Object.keys(document.paths['/v1/segment'].post.responses['200'].content ?? {})).toContain('image/png');
   });
 
   it('describes every output option of the three removals, and the headers and image types of their answers', () => {

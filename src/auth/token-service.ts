@@ -13,6 +13,8 @@ const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const DISPLAY_PREFIX_LENGTH = USER_TOKEN_PREFIX.length + 6;
 
 const EXPIRED_KEPT_MS = 24 * 3600 * 1000;
+/** The expiry of a user token that has none, where a date is needed. */
+const NEVER = '9999-12-31T23:59:59.999Z';
 
 const newSecret = (prefix: string) => prefix + randomBytes(32).toString('base64url');
 
@@ -156,6 +158,24 @@ export class TokenService {
     }
     this.#assertUserTokenActive(record.userToken, now);
     return record;
+  }
+
+  /**
+   * Checks a Token ID sent as the key itself (the remove.bg-compatible routes' `X-Api-Key`):
+   * a live user token, refused as the exchange refuses it (unknown, revoked, expired). It can
+   * already be exchanged for managed tokens, so taking it directly grants nothing new. The
+   * answer has the shape of a managed token's record, which the rate limit and the usage
+   * count by; it expires when the user token does.
+   */
+  async verifyTokenId(tokenId: string | undefined): Promise<ManagedTokenRecord> {
+    const key = tokenId?.trim();
+    if (!key) throw new CutoutError('missing_token', 'Send your Token ID as the X-Api-Key header.');
+    if (!isWellFormed(key, USER_TOKEN_PREFIX)) throw new CutoutError('invalid_token', `A Token ID starts with ${USER_TOKEN_PREFIX} followed by 43 characters.`);
+    const hash = hashToken(key);
+    const userToken = await this.#store.findUserTokenByHash(hash);
+    if (!userToken || !sameHash(userToken.tokenHash, hash)) throw new CutoutError('invalid_token', 'No such Token ID.');
+    this.#assertUserTokenActive(userToken, this.#now());
+    return { tokenHash: hash, userTokenId: userToken.id, expiresAt: userToken.expiresAt ?? NEVER, userToken };
   }
 
   #assertUserTokenActive(userToken: UserToken, now: Date): void {

@@ -3,7 +3,7 @@ import { basename, extname, join, relative, resolve, sep } from 'node:path';
 import { UsageError } from './usage-error.js';
 
 /** The file name endings a folder walk takes for images; a file named on the command line is sent whatever its name. */
-export const IMAGE_EXTENSIONS = new Set(['.jpg', '.jpeg', '.png', '.webp', '.gif', '.tif', '.tiff', '.avif']);
+export const IMAGE_EXTENSIONS = new Set(['.jpg', '.jpeg', '.png', '.webp', '.gif', '.tif', '.tiff', '.avif', '.heic', '.heif']);
 
 /** One image to send: a local file or a URL the server fetches, and where its result goes. */
 export interface RemovalJob {

@@ -32,6 +32,12 @@ Result (the API's output options):
   --no-refine            the model's mask as it is, without edge refinement
   --quality best|fast    best: the photo and its mirror, fused; fast: one look
                          (default: the server's CUTOUT_QUALITY, normally best)
+  --size S               at most preview (0.25 MP), medium (1.5 MP) or hd (4 MP); full: no cap
+  --scale P              the subject at P (10%-100%) of the canvas, centred unless --position
+  --position P           center, "x%" or "x% y%": where the subject stands on the canvas
+  --shadow               a shadow under the subject, cast from its alpha
+  --shadow-type T        drop (default), 3D or car
+  --shadow-opacity N     the shadow's darkness, 0-100 (default 50)
 
 On a terminal it shows a progress bar; otherwise one line per image. Exit status 0 when
 every image was written or skipped, 1 when any failed, 2 for a usage error.`;
@@ -59,6 +65,12 @@ const FLAGS = {
   refine: { type: 'boolean' },
   'no-refine': { type: 'boolean' },
   quality: { type: 'string' },
+  size: { type: 'string' },
+  scale: { type: 'string' },
+  position: { type: 'string' },
+  shadow: { type: 'boolean' },
+  'shadow-type': { type: 'string' },
+  'shadow-opacity': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -180,6 +192,13 @@ function parseRemoveArgs(args: string[], env: NodeJS.ProcessEnv): RemoveRun | un
     roi: values.roi,
     refine: values['no-refine'] ? false : values.refine,
     quality: oneOf('--quality', values.quality, QUALITIES),
+    // Checked by the server, which names a bad value in its 400.
+    size: values.size as OutputOptions['size'],
+    scale: values.scale,
+    position: values.position,
+    add_shadow: values.shadow,
+    shadow_type: values['shadow-type'] as OutputOptions['shadow_type'],
+    shadow_opacity: values['shadow-opacity'] === undefined ? undefined : Number(values['shadow-opacity']),
   };
   return {
     inputs: positionals,

@@ -1,10 +1,10 @@
-import type { AnswerFormat } from '../pipeline/answer-spec.js';
+import type { AnswerFormat, RequestedFormat } from '../pipeline/answer-spec.js';
 
 /** How a background answer is sent: the JSON of the specification, or the image's own bytes. */
 export interface AnswerChoice {
   /** True: the image's bytes with their Content-Type; false: `{"image_base64": …}`. */
   raw: boolean;
-  format: AnswerFormat;
+  format: RequestedFormat;
 }
 
 const IMAGE_TYPES: Record<string, AnswerFormat> = { 'image/png': 'png', 'image/webp': 'webp', 'image/jpeg': 'jpeg' };
@@ -19,7 +19,7 @@ const IMAGE_TYPES: Record<string, AnswerFormat> = { 'image/png': 'png', 'image/w
  *
  * @example chooseAnswer('image/webp', undefined) // { raw: true, format: 'webp' }
  */
-export function chooseAnswer(accept: string | undefined, format: AnswerFormat | undefined): AnswerChoice {
+export function chooseAnswer(accept: string | undefined, format: RequestedFormat | undefined): AnswerChoice {
   let imageQ = 0;
   let jsonQ = 0;
   let preferred: { format: AnswerFormat; q: number } | undefined;

@@ -14,7 +14,7 @@ import { sniffImageFormat, type ImageFormat } from './sniff-format.js';
 function open(bytes: Uint8Array, maxPixels: number): { format: ImageFormat; pipeline: Sharp } {
   const format = sniffImageFormat(bytes);
   if (!format) {
-    throw new CutoutError('unsupported_image_format', `The bytes are not a JPEG, PNG, WebP, GIF, TIFF or AVIF image (${describeStart(bytes)}).`);
+    throw new CutoutError('unsupported_image_format', `The bytes are not a JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIC image (${describeStart(bytes)}).`);
   }
   const pipeline = sharp(bytes, { limitInputPixels: maxPixels, failOn: 'error' })
     .autoOrient()
@@ -68,6 +68,14 @@ export function decodeForModel(bytes: Uint8Array, options: { maxPixels: number; 
   return decodeWith(bytes, options.maxPixels, (pipeline) => (region ? pipeline.extract(region) : pipeline).resize(size, size, { fit: 'fill' }));
 }
 
+/** A region of interest with no pixel in the photo: a 400 invalid_request, told apart for the remove.bg-compatible routes (`roi_region_empty`). */
+export class EmptyRegionError extends CutoutError {
+  constructor(detail: string) {
+    super('invalid_request', detail);
+    this.name = 'EmptyRegionError';
+  }
+}
+
 /** A region of interest resolved against the photo, and what the model sees of the photo for it. */
 export interface ResolvedRegion {
   /** The region, in the photo's (oriented) pixels: only what lies inside may be foreground. */
@@ -96,7 +104,7 @@ export async function resolveRegion(bytes: Uint8Array, roi: RegionOfInterest, ma
   const right = Math.min(width, Math.ceil(at(roi.x2, width)));
   const bottom = Math.min(height, Math.ceil(at(roi.y2, height)));
   if (right <= left || bottom <= top) {
-    throw new CutoutError('invalid_request', `roi covers no pixel of the ${width}×${height} photo: give "x1 y1 x2 y2" with x1 < x2 and y1 < y2, inside the photo.`);
+    throw new EmptyRegionError(`roi covers no pixel of the ${width}×${height} photo: give "x1 y1 x2 y2" with x1 < x2 and y1 < y2, inside the photo.`);
   }
   const region = { left, top, width: right - left, height: bottom - top };
   const side = Math.max(region.width, region.height);

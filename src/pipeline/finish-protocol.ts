@@ -14,7 +14,7 @@
 import type { Box } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
 import type { ThreadError } from '../threads/thread-error.js';
-import type { AnswerSpec } from './answer-spec.js';
+import type { AnswerSpec, EncodedFormat } from './answer-spec.js';
 import type { PngCompression } from './encode.js';
 import type { RefineSettings } from './refine/refine-cutout.js';
 
@@ -48,6 +48,8 @@ export interface FinishTimings {
 /** An image's answer, as the finish thread makes it. */
 export interface FinishedImage {
   bytes: Uint8Array;
+  /** What `bytes` are: the format asked for, or the one `auto` chose, or the zip archive. */
+  format: EncodedFormat;
   /** The answer's own size. */
   width: number;
   height: number;

@@ -3,10 +3,12 @@ import { VisibleBounds, type Box } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
 import { DEFAULT_ANSWER, type AnswerSpec } from './answer-spec.js';
 import { decodeBackground, decodePhoto, type DecodedPhoto } from './decode.js';
-import { encodeAnswer } from './encode.js';
+import { encodeRequested } from './encode-requested.js';
+import { castShadow } from './cast-shadow.js';
 import type { FinishedImage, FinishSpec } from './finish-protocol.js';
 import { alphaChannel, cropBox, extractBox, placeInFrame, visibleBox } from './frame.js';
 import { finishRefinement, type PreparedRefinement } from './refine/refine-cutout.js';
+import { placeSubject } from './place-subject.js';
 import { fitInside, overBackground } from './resize-and-composite.js';
 import { stretchAlpha } from './stretch-alpha.js';
 
@@ -52,11 +54,13 @@ export function beginPhoto(photo: Uint8Array, spec: FinishSpec, maxPixels: numbe
  *    the region of interest is kept; it notes where the subject is, for the foreground box;
  * 2. crop: the frame becomes the subject's box and its margin (else it is the whole photo);
  *    what lies outside the region of interest is transparent;
- * 3. resize: scaled down to fit the largest size asked for;
- * 4. background: laid over a colour or an image (JPEG, which has no alpha: white unless
+ * 3. placement: the subject scaled and moved on the frame (`place-subject.ts`), when asked;
+ * 4. shadow: one cast from the subject's alpha laid under it (`cast-shadow.ts`), when asked;
+ * 5. resize: scaled down to fit the largest size asked for (sides, and pixels in all);
+ * 6. background: laid over a colour or an image (JPEG, which has no alpha: white unless
  *    another is asked for);
- * 5. channels: the alpha alone, for a mask;
- * 6. encode, in the format asked for.
+ * 7. channels: the alpha alone, for a mask;
+ * 8. encode, in the format asked for (`auto` and `zip` decided in `encode-requested.ts`).
  * The default answer runs only the first and the last.
  *
  * @example const { bytes, foreground } = await finishImage(job, mask, {})
@@ -88,22 +92,26 @@ export async function finishImage(job: FinishJob, mask: RawImage, inputs: Finish
   const inPhoto = seen && { ...seen, left: seen.left + at.left, top: seen.top + at.top };
   const alpha = performance.now() - start;
 
-  // 2. crop; 3. resize; 4. background; 5. channels
+  // 2. crop; 3. placement; 4. shadow; 5. resize; 6. background; 7. channels
   start = performance.now();
   if (answer.crop && !inPhoto) throw new CutoutError('no_foreground', 'The model found no subject in this photo, so there is nothing to crop to.');
   const frame = answer.crop && inPhoto ? cropBox(inPhoto, answer.crop.margin) : { left: 0, top: 0, width: photo.width, height: photo.height };
   let cutout = placeInFrame(subject, at, frame);
-  cutout = await fitInside(cutout, answer.maxWidth, answer.maxHeight);
+  if (answer.placement) cutout = await placeSubject(cutout, answer.placement);
+  if (answer.shadow) cutout = await castShadow(cutout, answer.shadow);
+  const cap = pixelCap(cutout, answer.maxPixels);
+  cutout = await fitInside(cutout, smaller(answer.maxWidth, cap?.width), smaller(answer.maxHeight, cap?.height));
   const background = await backgroundFor(answer, inputs, cutout, job.maxPixels);
   if (background) cutout = await overBackground(cutout, background);
   if (answer.channels === 'alpha') cutout = alphaChannel(cutout);
   const compose = performance.now() - start;
 
   start = performance.now();
-  const bytes = await encodeAnswer(cutout, answer.format, job.spec.pngCompression);
+  const { bytes, format } = await encodeRequested(cutout, answer.format, job.spec.pngCompression);
   const encode = performance.now() - start;
   return {
     bytes,
+    format,
     width: cutout.width,
     height: cutout.height,
     input: { width: fullWidth, height: fullHeight },
@@ -125,6 +133,15 @@ async function backgroundFor(answer: AnswerSpec, inputs: FinishInputs, cutout: R
   if (answer.format === 'jpeg' && answer.channels === 'rgba') return { colour: [255, 255, 255, 255] as const };
   return undefined;
 }
+
+/** The largest size inside `image`'s aspect ratio with at most `maxPixels` pixels; undefined when it has no more already. */
+function pixelCap(image: RawImage, maxPixels: number | undefined): { width: number; height: number } | undefined {
+  if (maxPixels === undefined || image.width * image.height <= maxPixels) return undefined;
+  const k = Math.sqrt(maxPixels / (image.width * image.height));
+  return { width: Math.max(1, Math.floor(image.width * k)), height: Math.max(1, Math.floor(image.height * k)) };
+}
+
+const smaller = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
 
 /** A box of the full-size photo in the pixels of the photo as decoded (`scale` of full size), kept inside `within`. */
 function scaledBox(box: Box, scale: number, within: Box): Box {

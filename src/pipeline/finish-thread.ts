@@ -120,8 +120,8 @@ export class FinishThread {
     worker.on('message', (result: FinishResult) => {
       if (result.error) this.#settle(result.id, fromThreadError(result.error));
       else {
-        const { id, bytes, width, height, input, foreground, timings } = result;
-        this.#settle(id, { bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), width, height, input, foreground, timings });
+        const { id, bytes, format, width, height, input, foreground, timings } = result;
+        this.#settle(id, { bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), format, width, height, input, foreground, timings });
       }
       if (this.#waiting.size === 0) worker.unref();
     });

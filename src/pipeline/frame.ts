@@ -1,18 +1,23 @@
 import { SUBJECT_ALPHA, VisibleBounds, type Box } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
-import type { Length } from './answer-spec.js';
+import type { Length, SideLengths } from './answer-spec.js';
 
 /**
  * The crop around a subject's box: the box grown by `margin` on every side, in pixels or in
  * percent of the box's own width (left and right) and height (top and bottom). It may reach
- * past the photo's edges; {@link placeInFrame} fills that part transparent.
+ * past the photo's edges; {@link placeInFrame} fills that part transparent. `margin` may
+ * also give each side its own length.
  *
  * @example cropBox({ left: 100, top: 50, width: 200, height: 100 }, { value: 10, unit: '%' }) // { left: 80, top: 40, width: 240, height: 120 }
  */
-export function cropBox(subject: Box, margin: Length): Box {
-  const dx = margin.unit === '%' ? Math.round((margin.value / 100) * subject.width) : margin.value;
-  const dy = margin.unit === '%' ? Math.round((margin.value / 100) * subject.height) : margin.value;
-  return { left: subject.left - dx, top: subject.top - dy, width: subject.width + 2 * dx, height: subject.height + 2 * dy };
+export function cropBox(subject: Box, margin: Length | SideLengths): Box {
+  const sides = 'value' in margin ? { top: margin, right: margin, bottom: margin, left: margin } : margin;
+  const px = (length: Length, side: number) => (length.unit === '%' ? Math.round((length.value / 100) * side) : length.value);
+  const top = px(sides.top, subject.height);
+  const bottom = px(sides.bottom, subject.height);
+  const left = px(sides.left, subject.width);
+  const right = px(sides.right, subject.width);
+  return { left: subject.left - left, top: subject.top - top, width: subject.width + left + right, height: subject.height + top + bottom };
 }
 
 /**

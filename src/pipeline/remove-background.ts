@@ -1,7 +1,7 @@
 import { alwaysFree, type ModelSlot } from '../inference/model-slot.js';
 import type { Box } from '../image/box.js';
 import type { Segmenter } from '../model/segmenter.js';
-import { DEFAULT_ANSWER, type AnswerSpec, type RegionOfInterest } from './answer-spec.js';
+import { DEFAULT_ANSWER, type AnswerSpec, type EncodedFormat, type RegionOfInterest } from './answer-spec.js';
 import { decodeForModel, resolveRegion, type ResolvedRegion } from './decode.js';
 import type { PngCompression } from './encode.js';
 import type { FinishSpec } from './finish-protocol.js';
@@ -42,6 +42,8 @@ export interface StageTimings {
 export interface RemovedBackground {
   /** The answer's encoded image, in the format its {@link AnswerSpec} asked for. */
   bytes: Buffer;
+  /** What `bytes` are (the format `auto` chose, for one). */
+  format: EncodedFormat;
   /** The answer's own size. */
   width: number;
   height: number;
@@ -148,8 +150,8 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
   timings.compose = answer.timings.compose;
   timings.encode = answer.timings.encode;
   timings[spec.refine ? 'refine' : 'postprocess'] = since(start) - answer.timings.encode - answer.timings.compose;
-  const { bytes: answerBytes, width, height, input, foreground } = answer;
-  return { bytes: answerBytes, width, height, input, foreground, uncertainty, timings };
+  const { bytes: answerBytes, format, width, height, input, foreground } = answer;
+  return { bytes: answerBytes, format, width, height, input, foreground, uncertainty, timings };
 }
 
 function refineSettings(refine: boolean | RefineSettings | undefined): RefineSettings | undefined {

@@ -1,4 +1,7 @@
-/** The image formats Cutout decodes; everything else (SVG, PDF, HEIC, …) is refused. */
+/**
+ * The image formats sharp decodes for Cutout; HEIC/HEIF is read before them, by
+ * `heic-thread.ts` ({@link isHeif}); everything else (SVG, PDF, …) is refused.
+ */
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'tiff' | 'avif';
 
 const ascii = (bytes: Uint8Array, from: number, to: number) => String.fromCharCode(...bytes.subarray(from, to));
@@ -27,4 +30,22 @@ export function sniffImageFormat(bytes: Uint8Array): ImageFormat | undefined {
     }
   }
   return undefined;
+}
+
+/** The major or compatible brands of an HEVC-coded HEIF file (what phones write), and of HEIF in general. */
+const HEIF_BRANDS = new Set(['heic', 'heix', 'heim', 'heis', 'hevc', 'hevx', 'hevm', 'hevs', 'mif1', 'msf1']);
+
+/**
+ * True for an HEIC/HEIF image (an ISO-BMFF file whose brands name HEIF) that is not AVIF,
+ * which sharp reads itself ({@link sniffImageFormat}).
+ *
+ * @example isHeif(iphonePhoto) // true
+ */
+export function isHeif(bytes: Uint8Array): boolean {
+  if (bytes.length < 12 || ascii(bytes, 4, 8) !== 'ftyp' || sniffImageFormat(bytes) === 'avif') return false;
+  const boxSize = Math.min(new DataView(bytes.buffer, bytes.byteOffset).getUint32(0), bytes.length);
+  for (let at = 8; at + 4 <= boxSize; at += 4) {
+    if (at !== 12 && HEIF_BRANDS.has(ascii(bytes, at, at + 4))) return true;
+  }
+  return false;
 }

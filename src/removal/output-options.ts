@@ -1,6 +1,7 @@
 import { CutoutError } from '../errors.js';
-import type { AnswerFormat, AnswerSpec, Length, RegionOfInterest, Rgba } from '../pipeline/answer-spec.js';
+import type { AnswerSpec, Length, RegionOfInterest, RequestedFormat, Rgba } from '../pipeline/answer-spec.js';
 import type { Quality } from '../pipeline/views.js';
+import { readPosition, readScale, readShadowOpacity, readShadowType, readSize } from './option-values.js';
 
 /**
  * The output options a background request may send (remove.bg's names wherever remove.bg has
@@ -9,7 +10,7 @@ import type { Quality } from '../pipeline/views.js';
  */
 export interface OutputOptions {
   /** As asked; absent lets the Accept header choose (`answer-format.ts`), else PNG. */
-  format?: AnswerFormat;
+  format?: RequestedFormat;
   channels: 'rgba' | 'alpha';
   bgColor?: Rgba;
   bgImageUrl?: string;
@@ -22,6 +23,12 @@ export interface OutputOptions {
   refine?: boolean;
   /** The request's own `quality` (`views.ts`), if it made a choice; otherwise CUTOUT_QUALITY decides. */
   quality?: Quality;
+  /** `size`: at most this many pixels (remove.bg's sizes); absent: no cap. */
+  maxPixels?: number;
+  /** `scale` and `position`: the subject placed on the canvas. */
+  placement?: AnswerSpec['placement'];
+  /** `add_shadow`, `shadow_type`, `shadow_opacity`. */
+  shadow?: AnswerSpec['shadow'];
 }
 
 /** The options of a request that sent none: today's answer, a full-size transparent PNG. */
@@ -29,7 +36,7 @@ export const NO_OPTIONS: Readonly<OutputOptions> = Object.freeze({ channels: 'rg
 
 /** The largest side `max_width`, `max_height` and a pixel `crop_margin` may name. */
 const MAX_SIDE = 65_535;
-const FORMATS: Record<string, AnswerFormat> = { png: 'png', webp: 'webp', jpg: 'jpeg', jpeg: 'jpeg' };
+const FORMATS: Record<string, RequestedFormat> = { png: 'png', webp: 'webp', jpg: 'jpeg', jpeg: 'jpeg', auto: 'auto', zip: 'zip' };
 const QUALITY: Record<string, Quality> = { fast: 'fast', best: 'best' };
 const HEX_COLOUR = /^#?([0-9a-f]{3}|[0-9a-f]{6}|[0-9a-f]{8})$/i;
 const LENGTH = /^(\d+(?:\.\d+)?)(px|%)?$/;
@@ -43,7 +50,7 @@ const LENGTH = /^(\d+(?:\.\d+)?)(px|%)?$/;
 export function parseOutputOptions(fields: Readonly<Record<string, unknown>>, source: 'json' | 'form'): OutputOptions {
   const has = (name: string) => fields[name] !== undefined && !(source === 'form' && fields[name] === '');
   const options: OutputOptions = { ...NO_OPTIONS };
-  if (has('format')) options.format = oneOf('format', fields.format, FORMATS, 'png, webp, jpg or jpeg');
+  if (has('format')) options.format = oneOf('format', fields.format, FORMATS, 'png, webp, jpg or jpeg, or auto or zip');
   if (has('channels')) options.channels = oneOf('channels', fields.channels, { rgba: 'rgba', alpha: 'alpha' } as const, 'rgba or alpha');
   if (has('bg_color')) options.bgColor = colour(fields.bg_color);
   if (has('bg_image_url')) options.bgImageUrl = url('bg_image_url', fields.bg_image_url);
@@ -54,6 +61,14 @@ export function parseOutputOptions(fields: Readonly<Record<string, unknown>>, so
   if (has('roi')) options.roi = regionOfInterest(fields.roi);
   if (has('refine')) options.refine = boolean('refine', fields.refine, source);
   if (has('quality')) options.quality = oneOf('quality', fields.quality, QUALITY, 'fast or best');
+  if (has('size')) options.maxPixels = readSize(fields.size);
+  const scale = has('scale') ? readScale(fields.scale) : undefined;
+  // As on remove.bg, a scale without a position centres the subject.
+  const position = has('position') ? readPosition(fields.position) : scale !== undefined ? { x: 0.5, y: 0.5 } : undefined;
+  if (scale !== undefined || position) options.placement = { scale, position };
+  if (has('add_shadow') && boolean('add_shadow', fields.add_shadow, source)) {
+    options.shadow = { kind: has('shadow_type') ? readShadowType(fields.shadow_type) : 'drop', opacity: has('shadow_opacity') ? readShadowOpacity(fields.shadow_opacity) : 0.5 };
+  }
   if (options.channels === 'alpha' && (options.bgColor || options.bgImageUrl)) {
     throw invalid('channels: alpha answers the mask alone, which has no background: leave out bg_color and bg_image_url, or ask for rgba.');
   }
@@ -65,7 +80,7 @@ export function parseOutputOptions(fields: Readonly<Record<string, unknown>>, so
  * The answer the finishing steps make for these options, in `format` (the options' own, or
  * the one the Accept header chose).
  */
-export function answerSpec(options: OutputOptions, format: AnswerFormat): AnswerSpec {
+export function answerSpec(options: OutputOptions, format: RequestedFormat): AnswerSpec {
   return {
     format,
     channels: options.channels,
@@ -73,6 +88,9 @@ export function answerSpec(options: OutputOptions, format: AnswerFormat): Answer
     crop: options.crop ? { margin: options.cropMargin } : undefined,
     maxWidth: options.maxWidth,
     maxHeight: options.maxHeight,
+    ...(options.maxPixels !== undefined && { maxPixels: options.maxPixels }),
+    ...(options.placement && { placement: options.placement }),
+    ...(options.shadow && { shadow: options.shadow }),
   };
 }
 

@@ -5,8 +5,9 @@ import type { InferenceQueue } from '../inference/inference-queue.js';
 import type { ModelService } from '../model/model-service.js';
 import { fetchImage } from '../fetch/fetch-image.js';
 import { untilAborted } from '../until-aborted.js';
-import type { AnswerFormat } from '../pipeline/answer-spec.js';
+import type { AnswerSpec, RequestedFormat } from '../pipeline/answer-spec.js';
 import type { FinishThread } from '../pipeline/finish-thread.js';
+import { HeicThread } from '../pipeline/heic-thread.js';
 import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
 import { answerSpec, NO_OPTIONS, type OutputOptions } from './output-options.js';
 
@@ -15,7 +16,11 @@ export interface RemovalRequest {
   /** The request's output options (`output-options.ts`); default none. */
   options?: OutputOptions;
   /** The answer's format: the options' own, or the one the Accept header chose; default PNG. */
-  format?: AnswerFormat;
+  format?: RequestedFormat;
+  /** Finishing steps the output options do not name (remove.bg's `size`, `scale`, `position`, shadow). */
+  finishing?: Pick<AnswerSpec, 'maxPixels' | 'placement' | 'shadow' | 'crop'>;
+  /** A background image got by the route itself (remove.bg's `bg_image_file`, or a URL it fetches), instead of `bgImageUrl`. */
+  backgroundImage?: Uint8Array | Promise<Uint8Array>;
 }
 
 /**
@@ -33,12 +38,15 @@ export class RemovalService {
   readonly #model: ModelService;
   readonly #queue: InferenceQueue;
   readonly #finisher: FinishThread;
+  readonly #heic: HeicThread;
 
-  constructor(parts: { config: Config; model: ModelService; queue: InferenceQueue; finisher: FinishThread }) {
+  /** `heic`: the thread that reads HEIC/HEIF photos; default one of the service's own. */
+  constructor(parts: { config: Config; model: ModelService; queue: InferenceQueue; finisher: FinishThread; heic?: HeicThread }) {
     this.#config = parts.config;
     this.#model = parts.model;
     this.#queue = parts.queue;
     this.#finisher = parts.finisher;
+    this.#heic = parts.heic ?? new HeicThread();
   }
 
   /** Refuses at once, before the body is read, when the model is not loaded or its queue is full. */
@@ -89,12 +97,15 @@ export class RemovalService {
    * One image through the pipeline: the model step waits in the inference queue, and the
    * signal drops it from there. A background image is fetched while the image waits and the
    * model runs. The model cannot be interrupted mid-run; once the signal has aborted, the
-   * answer is the signal's reason and the result is dropped.
+   * answer is the signal's reason and the result is dropped. An HEIC/HEIF photo is first
+   * decoded on the HEIC thread (`heic-thread.ts`).
    */
-  remove(bytes: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground> {
+  async remove(photo: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground> {
     const config = this.#config;
     const options = request.options ?? NO_OPTIONS;
-    const backgroundImage = options.bgImageUrl ? this.fetch(options.bgImageUrl, 'bg_image_url', signal) : undefined;
+    const bytes = await untilAborted(this.#heic.readable(photo, config.maxPixels), signal);
+    const backgroundBytes = request.backgroundImage ? Promise.resolve(request.backgroundImage) : options.bgImageUrl ? this.fetch(options.bgImageUrl, 'bg_image_url', signal) : undefined;
+    const backgroundImage = backgroundBytes?.then((image) => this.#heic.readable(image, config.maxPixels));
     backgroundImage?.catch(() => {}); // awaited by the pipeline once the mask is there
     const work = removeBackground(bytes, {
       segmenter: this.#model.segmenter,
@@ -105,7 +116,12 @@ export class RemovalService {
       refine: options.refine ?? config.refine,
       quality: options.quality ?? config.quality,
       pngCompression: config.pngCompression,
-      answer: answerSpec(options, request.format ?? options.format ?? 'png'),
+      answer: {
+        ...answerSpec(options, options.format ?? 'png'),
+        ...(request.format && { format: request.format }),
+        ...(request.backgroundImage && { background: { image: true } as const }),
+        ...request.finishing,
+      },
       roi: options.roi,
       backgroundImage,
     });

@@ -4,8 +4,12 @@
  * checks the values and answers 400 `invalid_request` naming a bad one.
  */
 export interface OutputOptions {
-  /** The result's encoding; `jpg` has no alpha and is flattened onto `bg_color` (white when none). Default `png`. */
-  format?: 'png' | 'webp' | 'jpg' | 'jpeg';
+  /**
+   * The result's encoding; `jpg` has no alpha and is flattened onto `bg_color` (white when
+   * none); `auto`: PNG when the result has transparency, else JPEG; `zip`: an archive of
+   * `color.jpg` and `alpha.png` (remove.bg's). Default `png`.
+   */
+  format?: 'png' | 'webp' | 'jpg' | 'jpeg' | 'auto' | 'zip';
   /** `alpha`: the mask alone, 8-bit greyscale, white = subject. Default `rgba`. */
   channels?: 'rgba' | 'alpha';
   /** Composite onto this colour: hex `rgb`, `rrggbb` or `rrggbbaa`, with or without `#`. */
@@ -26,10 +30,25 @@ export interface OutputOptions {
   refine?: boolean;
   /** `best`: the model looks at the photo and its mirror image, fused (steadier, about twice the model's time); `fast`: one look. Default: the server's `CUTOUT_QUALITY`, normally `best`. */
   quality?: 'fast' | 'best';
+  /** At most this many pixels: `preview`/`small`/`regular` 0.25 MP, `medium` 1.5, `hd` 4; `full`, `4k`, `auto`, `50MP` none (default). */
+  size?: 'preview' | 'small' | 'regular' | 'medium' | 'hd' | 'full' | '4k' | 'auto' | '50MP';
+  /** `original` (default) or `'10%'`–`'100%'`: the subject scaled to that share of the canvas; centred unless `position` says otherwise. */
+  scale?: string;
+  /** `original` (default), `center`, `'x%'` or `'x% y%'`: where the subject stands on the canvas. */
+  position?: string;
+  /** A shadow under the subject, cast from its alpha. */
+  add_shadow?: boolean;
+  /** How the shadow falls: `drop` (default), `3D`, `car`. */
+  shadow_type?: 'drop' | '3D' | 'car';
+  /** The shadow's darkness, 0–100 (default 50). */
+  shadow_opacity?: number;
 }
 
 /** The option names, to pick them out of an object that holds more. */
-export const OUTPUT_OPTION_NAMES = ['format', 'channels', 'bg_color', 'bg_image_url', 'crop', 'crop_margin', 'max_width', 'max_height', 'roi', 'refine', 'quality'] as const satisfies readonly (keyof OutputOptions)[];
+export const OUTPUT_OPTION_NAMES = [
+  'format', 'channels', 'bg_color', 'bg_image_url', 'crop', 'crop_margin', 'max_width', 'max_height', 'roi', 'refine',
+  'quality', 'size', 'scale', 'position', 'add_shadow', 'shadow_type', 'shadow_opacity',
+] as const satisfies readonly (keyof OutputOptions)[];
 
 /** The options that were given (undefined ones left out), as JSON fields. */
 export function outputOptionFields(options: OutputOptions): Record<string, string | number | boolean> {

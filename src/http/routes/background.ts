@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { CutoutError } from '../../errors.js';
-import { CONTENT_TYPES } from '../../pipeline/answer-spec.js';
+import { ENCODED_TYPES } from '../../pipeline/answer-spec.js';
 import { NO_OPTIONS, parseOutputOptions, type OutputOptions } from '../../removal/output-options.js';
 import { usageRecorderPlugin } from '../../usage/usage-recorder.js';
 import { chooseAnswer } from '../answer-format.js';
@@ -82,7 +82,7 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { top, left, width, height } = answer.foreground;
       reply.headers({ 'x-foreground-top': top, 'x-foreground-left': left, 'x-foreground-width': width, 'x-foreground-height': height });
     }
-    if (raw) return reply.type(CONTENT_TYPES[format]).send(answer.bytes);
+    if (raw) return reply.type(ENCODED_TYPES[answer.format]).send(answer.bytes);
     return reply.type('application/json; charset=utf-8').send(cutoutJson(answer.bytes));
   };
 

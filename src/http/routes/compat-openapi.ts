@@ -1,0 +1,148 @@
+import { REMOVEBG_ERRORS } from '../../compat/removebg-errors.js';
+import { REQUEST_ID_HEADER } from '../openapi-schemas.js';
+
+/**
+ * The OpenAPI description of the remove.bg- and Photoroom-compatible routes. Their bodies are
+ * read by the handlers (three content types, remove.bg's habits), so these schemas describe
+ * and do not validate.
+ */
+
+const security = [{ apiKey: [] }];
+const BINARY = { schema: { type: 'string', format: 'binary' } };
+const text = (description: string) => ({ type: 'string', description });
+
+const REMOVEBG_FIELDS = {
+  image_file: { type: 'string', format: 'binary', description: 'The photo, uploaded (multipart only). Exactly one of image_file, image_file_b64 and image_url.' },
+  image_file_b64: text('The photo as Base64.'),
+  image_url: text('http(s) URL of the photo; Cutout fetches it with the native guards and limits.'),
+  size: text('preview, small, regular (at most 0.25 megapixels; preview is the default), medium (1.5 MP), hd (4 MP), full, 4k, auto, 50MP (the photo\'s own size).'),
+  type: text('Accepted and without effect: Cutout has one general model.'),
+  type_level: text('Accepted and without effect.'),
+  format: text('auto (default: PNG when the result has transparency, else JPEG), png, jpg, webp, or zip (color.jpg + alpha.png).'),
+  roi: text('Region of interest "x1 y1 x2 y2" in px (unit optional) or %; default the whole photo.'),
+  crop: text('true/false (or 1/0): crop to the subject.'),
+  crop_margin: text('One, two or four lengths (px or % of the subject, at most 500 px or 50 %), with crop.'),
+  scale: text('original, or 10% to 100%: the subject\'s size on the canvas; implies position=center.'),
+  position: text('original, center, "x%" or "x% y%".'),
+  channels: text('rgba (default) or alpha (the mask).'),
+  add_shadow: text('true/false: a shadow under the subject, cast from its alpha.'),
+  shadow_type: text('drop (default), car or 3D.'),
+  shadow_opacity: text('0 to 100 (default 50).'),
+  semitransparency: text('Accepted: Cutout always keeps the semi-transparency its mask has.'),
+  bg_color: text('Hex of 3, 4, 6 or 8 digits (# optional) or a CSS colour name.'),
+  bg_image_url: text('http(s) URL of a background image.'),
+  bg_image_file: { type: 'string', format: 'binary', description: 'A background image, uploaded (multipart only).' },
+};
+const BODY_SCHEMA = { type: 'object', properties: REMOVEBG_FIELDS };
+const RESULT_JSON = {
+  type: 'object',
+  properties: {
+    data: {
+      type: 'object',
+      properties: {
+        result_b64: text('Base64 of the result.'),
+        foreground_top: { type: 'integer' },
+        foreground_left: { type: 'integer' },
+        foreground_width: { type: 'integer' },
+        foreground_height: { type: 'integer' },
+      },
+    },
+  },
+};
+const REMOVEBG_ERROR = {
+  type: 'object',
+  properties: {
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { title: { type: 'string' }, code: { type: 'string', enum: Object.keys(REMOVEBG_ERRORS) }, detail: { type: 'string' } } },
+    },
+  },
+};
+const PHOTOROOM_ERROR = { type: 'object', properties: { detail: { type: 'string' }, status_code: { type: 'integer' }, type: { type: 'string', enum: Object.keys(REMOVEBG_ERRORS) } } };
+const HEADERS = {
+  'x-width': { type: 'integer', description: "The result's width." },
+  'x-height': { type: 'integer', description: "The result's height." },
+  'x-foreground-top': { type: 'integer', description: "The subject's box in the input's pixels (absent when none was found)." },
+  'x-foreground-left': { type: 'integer' },
+  'x-foreground-width': { type: 'integer' },
+  'x-foreground-height': { type: 'integer' },
+  'x-credits-charged': { type: 'integer', description: 'Always 1: Cutout charges no credits, and each removal counts once in the token\'s Usage.' },
+  'x-ratelimit-limit': { type: 'integer', description: 'Removals this Token ID may make per minute.' },
+  'x-ratelimit-remaining': { type: 'integer' },
+  'x-ratelimit-reset': { type: 'integer', description: 'Unix time (seconds) at which the window starts again.' },
+  ...REQUEST_ID_HEADER,
+};
+const RETRY_AFTER = { 'retry-after': { type: 'integer', description: 'Seconds to wait before sending the request again.' } };
+const errors = (schema: object) =>
+  Object.fromEntries(
+    [...new Set(Object.values(REMOVEBG_ERRORS).map((e) => e.status))].map((status) => [
+      status,
+      {
+        description: Object.entries(REMOVEBG_ERRORS).filter(([, e]) => e.status === status).map(([code]) => `\`${code}\``).join(', '),
+        headers: { ...REQUEST_ID_HEADER, ...(status === 429 || status === 503 ? RETRY_AFTER : {}) },
+        content: { 'application/json': { schema } },
+      },
+    ]),
+  );
+
+export const compatOpenApi = {
+  removebg: {
+    summary: 'remove.bg-compatible: remove the background',
+    description: 'remove.bg\'s `POST /v1.0/removebg`, keyed by a Token ID in X-Api-Key. The image\'s bytes, or `{"data": {"result_b64", …}}` with `Accept: application/json`.',
+    tags: ['remove.bg and Photoroom compatibility'],
+    security,
+    consumes: ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json'],
+    body: BODY_SCHEMA,
+    response: {
+      200: {
+        description: 'The result.',
+        headers: HEADERS,
+        content: { 'image/png': BINARY, 'image/jpeg': BINARY, 'image/webp': BINARY, 'application/zip': BINARY, 'application/json': { schema: RESULT_JSON } },
+      },
+      ...errors(REMOVEBG_ERROR),
+    },
+  },
+  account: {
+    summary: 'remove.bg-compatible: the key\'s account',
+    description: 'remove.bg\'s shape. Cutout has no credits (all 0); `api.free_calls` is the per-minute rate limit; `cutout` holds the token\'s name, rate limit and removals in the last 30 days.',
+    tags: ['remove.bg and Photoroom compatibility'],
+    security,
+    response: {
+      200: {
+        description: 'The account.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: { data: { type: 'object', properties: { attributes: { type: 'object', additionalProperties: true } } } },
+            },
+          },
+        },
+      },
+      ...errors(REMOVEBG_ERROR),
+    },
+  },
+  segment: {
+    summary: 'Photoroom-compatible: remove the background',
+    description: 'Photoroom\'s `POST /v1/segment`: multipart `image_file`; `format` png/jpg/webp, `channels`, `bg_color`, `size` preview/medium/hd/full, `crop`, `despill` (no effect). Answers the image\'s bytes.',
+    tags: ['remove.bg and Photoroom compatibility'],
+    security,
+    consumes: ['multipart/form-data'],
+    body: {
+      type: 'object',
+      properties: {
+        image_file: REMOVEBG_FIELDS.image_file,
+        format: text('png (default), jpg or webp.'),
+        channels: REMOVEBG_FIELDS.channels,
+        bg_color: REMOVEBG_FIELDS.bg_color,
+        size: text('preview (0.25 MP), medium (1.5 MP), hd (4 MP), full (default).'),
+        crop: REMOVEBG_FIELDS.crop,
+        despill: text('Accepted and without effect.'),
+      },
+    },
+    response: {
+      200: { description: 'The result.', headers: HEADERS, content: { 'image/png': BINARY, 'image/jpeg': BINARY, 'image/webp': BINARY } },
+      ...errors(PHOTOROOM_ERROR),
+    },
+  },
+};

@@ -1,0 +1,156 @@
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { wantsJson, removeBgJson } from '../../compat/compat-answer.js';
+import { toRemoveBgError, type RemoveBgError } from '../../compat/removebg-errors.js';
+import { OptionValueError } from '../../removal/option-value-error.js';
+import { readRemoveBgRequest, readSegmentRequest, type CompatBody, type CompatRequest } from '../../compat/removebg-request.js';
+import { CutoutError } from '../../errors.js';
+import { ENCODED_TYPES } from '../../pipeline/answer-spec.js';
+import { usageRecorderPlugin } from '../../usage/usage-recorder.js';
+import { decodeBase64Image } from '../base64-image.js';
+import { readCompatBody } from '../compat-body.js';
+import { toCutoutError } from '../error-handler.js';
+import { rateLimitPlugin } from '../rate-limit.js';
+import { compatOpenApi } from './compat-openapi.js';
+
+/**
+ * remove.bg's v1.0 API (`POST /v1.0/removebg`, `GET /v1.0/account`) and Photoroom's
+ * `POST /v1/segment`, beside the native API and through the same pipeline, so that an
+ * integration written for them changes only its host. The key is a user token's Token ID in
+ * `X-Api-Key`, with the native API's revocation, expiry, per-token rate limit and usage
+ * counting. Errors are remove.bg's `{"errors": [{"title", "code", "detail"}]}` (Photoroom's
+ * `{"detail", "status_code", "type"}` on its route), never the native problem+json.
+ * Off with CUTOUT_COMPAT_API=false.
+ */
+export async function compatRoutes(app: FastifyInstance): Promise<void> {
+  const { config } = app;
+  if (!config.compatApi) return;
+
+  await app.register(async (scope) => {
+    scope.setErrorHandler((error, request, reply) => sendCompatError(request, reply, error, 'removebg'));
+    scope.addHook('onRequest', async (request) => {
+      const key = request.headers['x-api-key'];
+      request.managedToken = await app.tokens.verifyTokenId(Array.isArray(key) ? key[0] : key);
+    });
+
+    scope.get('/v1.0/account', { schema: compatOpenApi.account }, async (request) => {
+      const token = request.managedToken!;
+      const since = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
+      // The store counts usage per account; an installation has one account, or a few.
+      const usage = (await Promise.all((await app.store.listAccounts()).map((account) => app.store.listDailyUsage(account.id, since)))).flat();
+      const removals = usage.filter((day) => day.userTokenId === token.userTokenId).reduce((sum, day) => sum + day.succeeded, 0);
+      return {
+        data: {
+          attributes: {
+            credits: { total: 0, subscription: 0, payg: 0, enterprise: 0 },
+            api: { free_calls: config.rateLimit, sizes: 'all' },
+            cutout: { token_name: token.userToken.name, rate_limit_per_minute: config.rateLimit, removals_last_30_days: removals },
+          },
+        },
+      };
+    });
+
+    await scope.register(async (removals) => {
+      await removals.register(multipart, {
+        isPartAFile: (_field, contentType, filename) => filename !== undefined || (contentType !== undefined && contentType !== 'text/plain'),
+        // image_file_b64 may come as a form field: as large as a Base64 image.
+        limits: { fileSize: config.maxImageBytes, files: 4, fields: 40, parts: 44, fieldSize: Math.ceil((config.maxImageBytes * 4) / 3) + 1024, headerPairs: 100 },
+      });
+      await removals.register(formbody, { bodyLimit: Math.ceil((config.maxImageBytes * 4) / 3) + 64 * 1024 });
+      removals.addHook('onRequest', async () => app.removals.assertCapacity());
+      await removals.register(rateLimitPlugin);
+      await removals.register(usageRecorderPlugin);
+      removals.addHook('onSend', async (_request, reply) => copyRateLimitHeaders(reply));
+
+      const remove = async (request: FastifyRequest, reply: FastifyReply, read: (body: CompatBody) => CompatRequest) => {
+        const compat = read(await readCompatBody(request));
+        const signal = app.removals.signalFor(reply);
+        const backgroundImage =
+          compat.background?.kind === 'file'
+            ? compat.background.bytes
+            : compat.background && fetchOr(app.removals.fetch(compat.background.url, 'bg_image_url', signal), 'failed_bg_download');
+        backgroundImage instanceof Promise && backgroundImage.catch(() => {});
+        const bytes = await photoBytes(app, compat, signal);
+        if (bytes.length === 0) throw new OptionValueError('failed_to_read_image', 'The image is empty (0 bytes).');
+        const answer = await app.removals.remove(bytes, signal, { ...compat.removal, backgroundImage });
+        request.inputMegapixels = (answer.input.width * answer.input.height) / 1e6;
+        reply.header('x-width', answer.width).header('x-height', answer.height);
+        if (answer.foreground) {
+          const { top, left, width, height } = answer.foreground;
+          reply.headers({ 'x-foreground-top': top, 'x-foreground-left': left, 'x-foreground-width': width, 'x-foreground-height': height });
+        }
+        // Cutout charges no credits: each successful removal counts once in the token's Usage.
+        reply.header('x-credits-charged', 1);
+        return { answer, json: wantsJson(request.headers.accept) };
+      };
+
+      removals.post('/v1.0/removebg', { schema: compatOpenApi.removebg, validatorCompiler: () => () => true }, async (request, reply) => {
+        const { answer, json } = await remove(request, reply, readRemoveBgRequest);
+        if (json) return reply.type('application/json; charset=utf-8').send(removeBgJson(answer.bytes, answer.foreground));
+        return reply.type(ENCODED_TYPES[answer.format]).send(answer.bytes);
+      });
+
+      removals.post(
+        '/v1/segment',
+        { schema: compatOpenApi.segment, validatorCompiler: () => () => true, errorHandler: (error, request, reply) => sendCompatError(request, reply, error, 'photoroom') },
+        async (request, reply) => {
+          const { answer } = await remove(request, reply, readSegmentRequest);
+          return reply.type(ENCODED_TYPES[answer.format]).send(answer.bytes);
+        },
+      );
+    });
+  });
+}
+
+/** The photo's bytes from its source; a URL is fetched with the native guards and limits. */
+async function photoBytes(app: FastifyInstance, compat: CompatRequest, signal: AbortSignal): Promise<Uint8Array> {
+  const { source } = compat;
+  if (source.kind === 'file') return source.bytes;
+  if (source.kind === 'base64') {
+    try {
+      return decodeBase64Image(source.text, app.config.maxImageBytes);
+    } catch (error) {
+      if (error instanceof CutoutError && error.code === 'invalid_base64') throw new OptionValueError('failed_to_read_image', `image_file_b64: ${error.message}`);
+      throw error;
+    }
+  }
+  return fetchOr(app.removals.fetch(source.url, 'image_url', signal), 'failed_image_download');
+}
+
+/** A fetch whose refusal or failure (bad address, HTTP error, timeout) is remove.bg's download error; its size limit stays file_too_large. */
+function fetchOr(fetching: Promise<Uint8Array>, code: 'failed_image_download' | 'failed_bg_download'): Promise<Uint8Array> {
+  return fetching.catch((error: unknown) => {
+    if (error instanceof CutoutError && ['url_not_allowed', 'upstream_fetch_failed', 'upstream_timeout', 'invalid_request'].includes(error.code)) {
+      throw new OptionValueError(code, error.message, { cause: error });
+    }
+    throw error;
+  });
+}
+
+/**
+ * remove.bg's rate-limit headers from the native ones (the IETF draft's `RateLimit-*`):
+ * `X-RateLimit-Limit`, `X-RateLimit-Remaining`, and `X-RateLimit-Reset` as a Unix time in
+ * seconds, as remove.bg's clients read it.
+ */
+function copyRateLimitHeaders(reply: FastifyReply): void {
+  const limit = reply.getHeader('ratelimit-limit');
+  if (limit === undefined) return;
+  const reset = Number(reply.getHeader('ratelimit-reset') ?? 0);
+  reply.header('x-ratelimit-limit', limit);
+  reply.header('x-ratelimit-remaining', reply.getHeader('ratelimit-remaining') ?? 0);
+  reply.header('x-ratelimit-reset', Math.ceil(Date.now() / 1000) + (Number.isFinite(reset) ? reset : 0));
+}
+
+/** Sends any error of a compatible route in the shape its clients read. */
+function sendCompatError(request: FastifyRequest, reply: FastifyReply, thrown: unknown, shape: 'removebg' | 'photoroom'): FastifyReply {
+  const native = toCutoutError(thrown);
+  const error: RemoveBgError = toRemoveBgError(native);
+  reply.problemCode = native.code;
+  if (error.status >= 500 && native.code === 'internal_error') request.log.error({ err: thrown }, 'request failed');
+  else request.log.info({ code: error.code, detail: error.detail }, 'request refused');
+  if (error.status === 429) copyRateLimitHeaders(reply);
+  reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8');
+  if (shape === 'photoroom') return reply.send({ detail: error.detail, status_code: error.status, type: error.code });
+  return reply.send({ errors: [{ title: error.title, code: error.code, detail: error.detail }] });
+}
