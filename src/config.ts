@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import Type, { type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
+import { MODEL_NAME } from './model/model-presets.js';
 
 const MB = 1024 * 1024;
 
@@ -23,7 +24,7 @@ export const ConfigSchema = Type.Object({
   modelPath: Type.Optional(
     Type.String({ env: 'CUTOUT_MODEL_PATH', minLength: 1, description: 'Another ONNX model of the IS-Net family to serve as `isnet` instead of the bundled one.' }),
   ),
-  models: Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' }), {
+  models: Type.Array(Type.String({ pattern: MODEL_NAME.source }), {
     env: 'CUTOUT_MODELS',
     default: ['isnet'],
     minItems: 1,

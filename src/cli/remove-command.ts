@@ -30,6 +30,7 @@ Result (the API's output options):
   --max-width N, --max-height N   scale down to fit
   --roi "x1 y1 x2 y2"    region of interest, in pixels or percent
   --no-refine            the model's mask as it is, without edge refinement
+  --model NAME           which of the server's models cuts (its CUTOUT_MODELS; default the first)
 
 On a terminal it shows a progress bar; otherwise one line per image. Exit status 0 when
 every image was written or skipped, 1 when any failed, 2 for a usage error.`;
@@ -55,6 +56,7 @@ const FLAGS = {
   roi: { type: 'string' },
   refine: { type: 'boolean' },
   'no-refine': { type: 'boolean' },
+  model: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -175,6 +177,7 @@ function parseRemoveArgs(args: string[], env: NodeJS.ProcessEnv): RemoveRun | un
     max_height: positiveInteger('--max-height', values['max-height']),
     roi: values.roi,
     refine: values['no-refine'] ? false : values.refine,
+    model: values.model,
   };
   return {
     inputs: positionals,

@@ -12,11 +12,8 @@ import { createReadStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assembleModel, writeAtomically } from './assemble-model.js';
-import { findPreset, MODEL_PRESETS, type ModelPreset } from './model-presets.js';
+import { findPreset, MODEL_NAME, MODEL_PRESETS, type ModelPreset } from './model-presets.js';
 import { assertProcessing, type ModelProcessing } from './model-processing.js';
-
-/** A model's name: what CUTOUT_MODELS and a request's `model` option say. */
-const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 /** What `<name>.json` holds. */
 export interface InstalledManifest {
@@ -86,7 +83,7 @@ async function readManifest(dataDir: string, name: string): Promise<InstalledMan
  * @example await installModel('./data', 'birefnet-general-lite', '~/Downloads/BiRefNet-general-bb_swin_v1_tiny-epoch_232.onnx')
  */
 export async function installModel(dataDir: string, name: string, file: string | undefined, processing?: ModelProcessing): Promise<InstalledManifest> {
-  if (!NAME.test(name)) throw new ModelCatalogError(`${JSON.stringify(name)} is not a model name: lower-case letters, digits, '.', '_' and '-', up to 64`);
+  if (!MODEL_NAME.test(name)) throw new ModelCatalogError(`${JSON.stringify(name)} is not a model name: lower-case letters, digits, '.', '_' and '-', up to 64`);
   const preset = findPreset(name);
   if (preset && processing) throw new ModelCatalogError(`${name} is a preset: its processing is known, so --input-size, --mean, --std, --scale, --output-index and --activation do not apply`);
   if (preset?.bundled === 'medium') throw new ModelCatalogError(`${name} is the bundled default; it is always installed`);

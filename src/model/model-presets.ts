@@ -119,5 +119,8 @@ export function findPreset(name: string): ModelPreset | undefined {
   return MODEL_PRESETS.find((preset) => preset.name === name);
 }
 
+/** What a model's name may be: the preset names, and those `cutout models add` accepts. */
+export const MODEL_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
 /** The bundled default's name: what `CUTOUT_MODELS` loads when it is unset. */
 export const DEFAULT_MODEL = 'isnet';

@@ -1,4 +1,5 @@
 import { CutoutError } from '../errors.js';
+import { MODEL_NAME } from '../model/model-presets.js';
 import type { AnswerFormat, AnswerSpec, Length, RegionOfInterest, Rgba } from '../pipeline/answer-spec.js';
 
 /**
@@ -19,6 +20,8 @@ export interface OutputOptions {
   roi?: RegionOfInterest;
   /** The request's own `refine`, if it made a choice; otherwise CUTOUT_REFINE decides. */
   refine?: boolean;
+  /** Which loaded model cuts (a CUTOUT_MODELS name); absent: the default. Checked against the loaded ones by the model service. */
+  model?: string;
 }
 
 /** The options of a request that sent none: today's answer, a full-size transparent PNG. */
@@ -49,6 +52,7 @@ export function parseOutputOptions(fields: Readonly<Record<string, unknown>>, so
   if (has('max_height')) options.maxHeight = positiveInteger('max_height', fields.max_height, source);
   if (has('roi')) options.roi = regionOfInterest(fields.roi);
   if (has('refine')) options.refine = boolean('refine', fields.refine, source);
+  if (has('model')) options.model = modelName(fields.model);
   if (options.channels === 'alpha' && (options.bgColor || options.bgImageUrl)) {
     throw invalid('channels: alpha answers the mask alone, which has no background: leave out bg_color and bg_image_url, or ask for rgba.');
   }
@@ -100,6 +104,11 @@ function colour(value: unknown): Rgba {
   const full = hex.length === 3 ? [...hex].map((digit) => digit + digit).join('') : hex;
   const channel = (at: number) => parseInt(full.slice(at, at + 2), 16);
   return [channel(0), channel(2), channel(4), full.length === 8 ? channel(6) : 255];
+}
+
+function modelName(value: unknown): string {
+  if (typeof value === 'string' && MODEL_NAME.test(value.trim())) return value.trim();
+  throw invalid(`model must be the name of one of the server's models (lower-case letters, digits, '.', '_', '-'), not ${shown(value)}.`);
 }
 
 function url(name: string, value: unknown): string {

@@ -86,18 +86,21 @@ export class RemovalService {
   }
 
   /**
-   * One image through the pipeline: the model step waits in the inference queue, and the
+   * One image through the pipeline, cut by the model the options name (the default when they
+   * name none; `unknown_model` for one not loaded): the model step waits in the inference queue, and the
    * signal drops it from there. A background image is fetched while the image waits and the
    * model runs. The model cannot be interrupted mid-run; once the signal has aborted, the
    * answer is the signal's reason and the result is dropped.
    */
-  remove(bytes: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground> {
+  remove(bytes: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground & { model: string }> {
     const config = this.#config;
     const options = request.options ?? NO_OPTIONS;
+    // Before the background image is fetched or the photo queued: an unknown model is told at once.
+    const model = this.#model.segmenterFor(options.model);
     const backgroundImage = options.bgImageUrl ? this.fetch(options.bgImageUrl, 'bg_image_url', signal) : undefined;
     backgroundImage?.catch(() => {}); // awaited by the pipeline once the mask is there
     const work = removeBackground(bytes, {
-      segmenter: this.#model.segmenter,
+      segmenter: model.segmenter,
       finisher: this.#finisher,
       slot: this.#queue,
       signal,
@@ -109,6 +112,9 @@ export class RemovalService {
       backgroundImage,
     });
     work.catch(() => {});
-    return untilAborted(work, signal);
+    return untilAborted(
+      work.then((removed) => ({ ...removed, model: model.name })),
+      signal,
+    );
   }
 }

@@ -24,10 +24,12 @@ export interface OutputOptions {
   roi?: string;
   /** Refine the edges and their colours (default: the server's `CUTOUT_REFINE`, normally true). */
   refine?: boolean;
+  /** Which of the server's loaded models cuts (its `CUTOUT_MODELS`; default the first). An unknown one is 400 `unknown_model`. */
+  model?: string;
 }
 
 /** The option names, to pick them out of an object that holds more. */
-export const OUTPUT_OPTION_NAMES = ['format', 'channels', 'bg_color', 'bg_image_url', 'crop', 'crop_margin', 'max_width', 'max_height', 'roi', 'refine'] as const satisfies readonly (keyof OutputOptions)[];
+export const OUTPUT_OPTION_NAMES = ['format', 'channels', 'bg_color', 'bg_image_url', 'crop', 'crop_margin', 'max_width', 'max_height', 'roi', 'refine', 'model'] as const satisfies readonly (keyof OutputOptions)[];
 
 /** The options that were given (undefined ones left out), as JSON fields. */
 export function outputOptionFields(options: OutputOptions): Record<string, string | number | boolean> {

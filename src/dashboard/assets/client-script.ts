@@ -68,6 +68,8 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
     if (document.getElementById('try-crop').checked) query.set('crop', 'true');
     var maxWidth = document.getElementById('try-max-width').value.trim();
     if (maxWidth) query.set('max_width', maxWidth);
+    var model = document.getElementById('try-model');
+    if (model) query.set('model', model.value);
     return query.toString();
   }
 
