@@ -27,22 +27,26 @@ import type { Length, RegionOfInterest } from '../src/pipeline/answer-spec.js';
 import { FinishThread } from '../src/pipeline/finish-thread.js';
 import type { RefineSettings } from '../src/pipeline/refine/refine-cutout.js';
 import { removeBackground } from '../src/pipeline/remove-background.js';
+import type { Quality } from '../src/pipeline/views.js';
 import { displayPath, findLabelledPairs, readGreyMask, resizeGreyMask, type GreyImage, type LabelledFolder, type LabelledPair } from './eval/dataset.js';
 import { composeOver, fringeScores, SCREEN_GREEN } from './eval/fringe.js';
 import { comparePrecision } from './eval/compare-precision.js';
 import { memoSegmenter } from './eval/memo-segmenter.js';
-import { meanOf, scoreBinary, scoreSoft, UNLABELLED } from './eval/metrics.js';
-import { modesFor, parseRefineSettings, refineOption, type FringeModeName, type ModeName } from './eval/modes.js';
+import { meanOf, scoreBinary, scoreSoft, semiTransparentShare, UNLABELLED } from './eval/metrics.js';
+import { modesFor, parseRefineSettings, qualityOf, refineOption, type FringeModeName, type ModeName } from './eval/modes.js';
 import { DEFINITIONS, printFolder, type FolderResult, type ImageResult, type Kind } from './eval/report.js';
 import { groundTruthRoi } from './eval/roi.js';
 
-const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--refine-settings JSON] [--no-fringe] [--json FILE] [--all] [--precision fp32|int8]
+const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--quality fast|best|compare] [--refine-settings JSON] [--no-fringe] [--json FILE] [--all] [--precision fp32|int8]
        npm run eval -- --compare FP32.json INT8.json
 
   DIR             folder with images/ and masks/ (same base names); default: every folder
                   under ../shared/fixtures/labelled
   --refine MODE   compare (default): the raw pipeline (refine: false) and the refined one,
                   side by side, from one model run per image; on or off: only that one
+  --quality Q     fast (default): one view of each photo; best: the photo and its mirror,
+                  fused (src/pipeline/views.ts); compare: both, side by side (the photo's
+                  view runs once for both)
   --refine-settings JSON
                   the refined mode with some settings changed, e.g. '{"gridSide":256}'
                   (src/pipeline/refine/refine-cutout.ts lists them)
@@ -68,6 +72,7 @@ async function main(argv: string[]): Promise<number> {
       allowPositionals: true,
       options: {
         refine: { type: 'string' },
+        quality: { type: 'string' },
         'refine-settings': { type: 'string' },
         'no-fringe': { type: 'boolean' },
         roi: { type: 'string' },
@@ -98,9 +103,9 @@ async function main(argv: string[]): Promise<number> {
     console.error(`--precision takes fp32 or int8, not ${precision}\n\n${USAGE}`);
     return 2;
   }
-  const modes = modesFor(args.values.refine);
+  const modes = modesFor(args.values.refine, args.values.quality);
   if (!modes) {
-    console.error(`--refine takes on, off or compare, not ${args.values.refine}\n\n${USAGE}`);
+    console.error(`--refine takes on, off or compare, and --quality fast, best or compare, not ${args.values.refine} / ${args.values.quality}\n\n${USAGE}`);
     return 2;
   }
   const roiMargin = args.values.roi === undefined ? undefined : parseMargin(args.values.roi);
@@ -218,7 +223,7 @@ async function evaluateFolder(folder: LabelledFolder, pipeline: Pipeline, allMod
       for (const mode of modes) {
         const t0 = performance.now();
         const roi = mode === 'roi' && roiMargin ? groundTruthRoi(masks.get(pair)!, roiMargin) : undefined;
-        const { cutout, modelMs, refineMs } = await runPipeline(bytes, pipeline, refineOption(mode, settings), roi);
+        const { cutout, modelMs, refineMs, uncertainty } = await runPipeline(bytes, pipeline, refineOption(mode, settings), qualityOf(mode), roi);
         const pipelineMs = performance.now() - t0;
         const alpha = alphaOf(cutout);
         result.width = alpha.width;
@@ -228,7 +233,7 @@ async function evaluateFolder(folder: LabelledFolder, pipeline: Pipeline, allMod
           mask = await resizeGreyMask(mask, alpha.width, alpha.height, kind === 'binary');
         }
         const scores = kind === 'binary' ? { binary: scoreBinary(alpha.data, mask.data, alpha.width, alpha.height) } : { soft: scoreSoft(alpha.data, mask.data, alpha.width, alpha.height) };
-        result.modes[mode] = { pipelineMs, modelMs, refineMs, ...scores };
+        result.modes[mode] = { pipelineMs, modelMs, refineMs, uncertainty, semiTransparent: semiTransparentShare(alpha.data), ...scores };
       }
       if (kind === 'soft' && fringe) result.fringe = await greenScreenTest(bytes, mask, pipeline, modes, settings);
     } catch (error) {
@@ -253,10 +258,16 @@ interface Pipeline {
   finisher: FinishThread;
 }
 
-async function runPipeline(bytes: Uint8Array, { segmenter, finisher }: Pipeline, refine: boolean | RefineSettings, roi?: RegionOfInterest): Promise<{ cutout: RgbaImage; modelMs: number; refineMs: number }> {
-  const { bytes: png, timings } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9, refine, roi });
+async function runPipeline(
+  bytes: Uint8Array,
+  { segmenter, finisher }: Pipeline,
+  refine: boolean | RefineSettings,
+  quality: Quality,
+  roi?: RegionOfInterest,
+): Promise<{ cutout: RgbaImage; modelMs: number; refineMs: number; uncertainty: number }> {
+  const { bytes: png, timings, uncertainty } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9, refine, quality, roi });
   const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { cutout: { data, width: info.width, height: info.height }, modelMs: timings.inference, refineMs: timings.refine };
+  return { cutout: { data, width: info.width, height: info.height }, modelMs: timings.inference, refineMs: timings.refine, uncertainty };
 }
 
 function alphaOf(cutout: RgbaImage): GreyImage {
@@ -273,11 +284,11 @@ async function greenScreenTest(bytes: Uint8Array, matte: GreyImage, pipeline: Pi
   const { data: foreground, info } = await sharp(bytes).autoOrient().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
   if (info.width !== matte.width || info.height !== matte.height) throw new Error(`green-screen test: image ${info.width}×${info.height}, matte ${matte.width}×${matte.height}`);
   const composite = await sharp(composeOver(foreground, matte.data, SCREEN_GREEN), { raw: { width: info.width, height: info.height, channels: 3 } }).png().toBuffer();
-  const wholePhoto = modes.filter((mode): mode is Exclude<ModeName, 'roi'> => mode !== 'roi');
+  const wholePhoto = modes.filter((mode): mode is 'raw' | 'refined' => mode === 'raw' || mode === 'refined');
   const fringeModes: FringeModeName[] = wholePhoto.length > 1 ? ['raw', 'alphaOnly', 'refined'] : wholePhoto;
   const scores: ImageResult['fringe'] = {};
   for (const mode of fringeModes) {
-    const { cutout } = await runPipeline(composite, pipeline, refineOption(mode, settings));
+    const { cutout } = await runPipeline(composite, pipeline, refineOption(mode, settings), 'fast');
     scores[mode] = fringeScores(cutout.data, foreground, matte.data);
   }
   return scores;

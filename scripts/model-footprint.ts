@@ -51,14 +51,14 @@ async function measureOne(name: string): Promise<void> {
   const started = performance.now();
   const segmenter = await loadSegmenter(path, { threads: Number(values.threads), processing });
   const picture = await decodeForModel(photo, { maxPixels: 1e9, size: processing.inputSize });
-  await segmenter.segment({ ...picture, data: picture.data.slice() });
+  await segmenter.segment([{ ...picture, data: picture.data.slice() }]);
   const loadMs = performance.now() - started;
   const loaded = readProcessMemory(process.pid)!;
   const passes: number[] = [];
   for (let i = 0; i < Number(values.passes); i++) {
     const data = picture.data.slice();
     const at = performance.now();
-    await segmenter.segment({ ...picture, data });
+    await segmenter.segment([{ ...picture, data }]);
     passes.push(performance.now() - at);
   }
   const after = readProcessMemory(process.pid)!;

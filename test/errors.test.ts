@@ -206,7 +206,7 @@ describe('the service itself', () => {
   });
 
   it('crop asked of a photo with no subject → no_foreground; without crop, a transparent answer', async () => {
-    const empty: Segmenter = { size: 1024, segment: async () => uniformMask(1024, 0), close: async () => {} };
+    const empty: Segmenter = { size: 1024, segment: async (pictures) => pictures.map(() => uniformMask(1024, 0)), close: async () => {} };
     const nothing = await startTestApp({ refine: false }, { model: ModelService.ofSegmenter(empty) });
     try {
       const token = await nothing.managedToken();
@@ -277,7 +277,7 @@ describe('the service itself', () => {
   it('model busy and queue full → queue_full with Retry-After, at once', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const slow: Segmenter = { size: 1024, segment: async () => (await gate, uniformMask(1024, 0)), close: async () => {} };
+    const slow: Segmenter = { size: 1024, segment: async (pictures) => (await gate, pictures.map(() => uniformMask(1024, 0))), close: async () => {} };
     const busy = await startTestApp({ inferenceConcurrency: 1, queueMax: 0 }, { model: ModelService.ofSegmenter(slow) });
     try {
       const token = await busy.managedToken();

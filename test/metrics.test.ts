@@ -86,7 +86,7 @@ describe('GET /metrics', () => {
   it('shows the images waiting for the model and the run in progress as they are', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const held: Segmenter = { size: 1024, segment: async () => (await gate, uniformMask(1024, 255)), close: async () => {} };
+    const held: Segmenter = { size: 1024, segment: async (pictures) => (await gate, pictures.map(() => uniformMask(1024, 255))), close: async () => {} };
     const busy = await startTestApp({ inferenceConcurrency: 1 }, { model: ModelService.ofSegmenter(held) });
     try {
       const managed = await busy.managedToken();

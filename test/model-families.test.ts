@@ -42,7 +42,7 @@ function difference(a: RawImage, b: RawImage): { max: number; mean: number } {
 /** The same soft mask: within a few 8-bit levels everywhere. */
 const sameSoftMask = ({ max, mean }: { max: number; mean: number }) => max <= 4 && mean <= 0.1;
 
-const segment = (segmenter: OnnxSegmenter, picture: RawImage) => segmenter.segment({ ...picture, data: picture.data.slice() });
+const segment = async (segmenter: OnnxSegmenter, picture: RawImage) => (await segmenter.segment([{ ...picture, data: picture.data.slice() }]))[0];
 
 describe('model families: IS-Net wrapped as another family gives IS-Net’s own cut under that family’s processing', () => {
   let isnet: OnnxSegmenter;

@@ -52,7 +52,7 @@ describe("Cutout's rewrite of the bundled model", () => {
 
       // segment() fills the tensor and makes the 8-bit mask on the model's thread: the mask
       // that runTensor() and toMask give here, and the picture's pixels are moved there.
-      const mask = await b.segment({ ...modelInput, data: modelInput.data.slice() });
+      const [mask] = await b.segment([{ ...modelInput, data: modelInput.data.slice() }]);
       expect([mask.width, mask.height, mask.channels]).toEqual([1024, 1024, 1]);
       expect(Buffer.from(mask.data).equals(Buffer.from(toMask(outB, 1024).data))).toBe(true);
     } finally {

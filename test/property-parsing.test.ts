@@ -120,7 +120,7 @@ describe('decodeBase64Image', () => {
 
 describe('request parsing over HTTP', () => {
   // Answers at once with a mask of ones, so a request that gets through costs a few ms.
-  const fakeModel: Segmenter = { size: 32, segment: async () => uniformMask(32, 255), close: async () => {} };
+  const fakeModel: Segmenter = { size: 32, segment: async (pictures) => pictures.map(() => uniformMask(32, 255)), close: async () => {} };
   // The url endpoint may only fetch this host (it does not exist), so no generated URL reaches the network.
   const ONLY_HOST = 'images.cutout-property-test.invalid';
 

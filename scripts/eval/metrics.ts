@@ -89,6 +89,23 @@ export function overlapScores(alpha: Uint8Array, mask: Uint8Array): Pick<BinaryS
   return { iou: union > 0 ? tp / union : 1, precision, recall, fBeta };
 }
 
+/**
+ * The semi-transparent area relative to the subject's: pixels with alpha strictly between
+ * 10 % and 90 %, divided by the pixels with alpha ≥ {@link ALPHA_THRESHOLD} (0 when there are
+ * none). Where a fusion of views leaves a ghost, part of the subject half transparent, it grows.
+ *
+ * @example semiTransparentShare(Uint8Array.of(255, 255, 128, 0)) // 1 / 3
+ */
+export function semiTransparentShare(alpha: Uint8Array): number {
+  let semi = 0;
+  let subject = 0;
+  for (const a of alpha) {
+    if (a > 25.5 && a < 229.5) semi++;
+    if (a >= ALPHA_THRESHOLD) subject++;
+  }
+  return subject > 0 ? semi / subject : 0;
+}
+
 /** Mean |alpha − mask| / 255 over the pixels whose mask is not {@link UNLABELLED}; 0 when there are none. */
 export function labelledMae(alpha: Uint8Array, mask: Uint8Array): number {
   let sum = 0;

@@ -1,23 +1,31 @@
 import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from '../../src/pipeline/refine/refine-cutout.js';
+import type { Quality } from '../../src/pipeline/views.js';
 
 /**
- * The ways the eval can run the pipeline: as the API does with `refine: false`, by default,
- * and (`--roi MARGIN`, binary masks) by default with a `roi` around the true subject.
+ * The ways the eval can run the pipeline: as the API does with `refine: false` and by
+ * default, each with one view (`quality: fast`: `raw`, `refined`) or with the views fused
+ * (`quality: best`: `best-raw`, `best`), and (`--roi MARGIN`, binary masks) refined with
+ * one view and a `roi` around the true subject.
  */
-export type ModeName = 'raw' | 'refined' | 'roi';
+export type ModeName = 'raw' | 'refined' | 'best-raw' | 'best' | 'roi';
+
+/** The `quality` a mode runs with. */
+export function qualityOf(mode: ModeName): Quality {
+  return mode === 'best' || mode === 'best-raw' ? 'best' : 'fast';
+}
 
 /**
  * The green-screen test adds a third way, to tell the two parts of refinement apart: the
  * refined alpha with the photo's colours left as they are.
  */
-export type FringeModeName = Exclude<ModeName, 'roi'> | 'alphaOnly';
+export type FringeModeName = 'raw' | 'refined' | 'alphaOnly';
 
 /**
  * What `removeBackground`'s `refine` option gets in each mode, the refined modes with
  * `settings` (the defaults unless `--refine-settings` changes some).
  */
 export function refineOption(mode: FringeModeName | ModeName, settings: RefineSettings = DEFAULT_REFINE_SETTINGS): false | RefineSettings {
-  if (mode === 'raw') return false;
+  if (mode === 'raw' || mode === 'best-raw') return false;
   return mode === 'alphaOnly' ? { ...settings, colour: false } : settings;
 }
 
@@ -37,12 +45,22 @@ export function parseRefineSettings(json: string | undefined): RefineSettings {
   return { ...DEFAULT_REFINE_SETTINGS, ...(given as Partial<RefineSettings>) };
 }
 
-export const MODE_LABEL: Record<FringeModeName | ModeName, string> = { raw: 'raw', alphaOnly: 'refined alpha, raw colours', refined: 'refined', roi: 'refined, roi' };
+export const MODE_LABEL: Record<FringeModeName | ModeName, string> = {
+  raw: 'raw',
+  alphaOnly: 'refined alpha, raw colours',
+  refined: 'refined',
+  'best-raw': 'views fused, raw',
+  best: 'views fused, refined',
+  roi: 'refined, roi',
+};
 
-/** `--refine on|off|compare` as the modes to run, in print order. */
-export function modesFor(refine: string | undefined): ModeName[] | undefined {
-  if (refine === undefined || refine === 'compare') return ['raw', 'refined'];
-  if (refine === 'on') return ['refined'];
-  if (refine === 'off') return ['raw'];
-  return undefined;
+/**
+ * `--refine on|off|compare` and `--quality fast|best|compare` as the modes to run, in print
+ * order; undefined for a value neither takes.
+ */
+export function modesFor(refine: string | undefined, quality: string | undefined = 'fast'): ModeName[] | undefined {
+  const refines = refine === undefined || refine === 'compare' ? [false, true] : refine === 'on' ? [true] : refine === 'off' ? [false] : undefined;
+  const qualities = quality === 'compare' ? ['fast', 'best'] : quality === 'fast' || quality === 'best' ? [quality] : undefined;
+  if (!refines || !qualities) return undefined;
+  return qualities.flatMap((q) => refines.map((refined): ModeName => (q === 'fast' ? (refined ? 'refined' : 'raw') : refined ? 'best' : 'best-raw')));
 }

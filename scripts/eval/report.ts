@@ -15,6 +15,10 @@ export interface ModeResult {
   pipelineMs: number;
   modelMs: number;
   refineMs: number;
+  /** The removal's `X-Uncertainty`. */
+  uncertainty: number;
+  /** metrics.ts, semiTransparentShare. */
+  semiTransparent: number;
   binary?: BinaryScores;
   soft?: SoftScores;
 }
@@ -59,15 +63,19 @@ const BINARY_COLUMNS: Column[] = [
   { label: 'R', pick: (r) => r.binary!.recall, digits: 4 },
   { label: `BF${BOUNDARY_TOLERANCE_PX}px`, pick: (r) => r.binary!.boundaryF, digits: 4 },
   { label: 'MAE', pick: (r) => r.binary!.mae, digits: 4 },
+  { label: 'semi', pick: (r) => r.semiTransparent, digits: 4 },
+  { label: 'unc', pick: (r) => r.uncertainty, digits: 4 },
 ];
 const SOFT_COLUMNS: Column[] = [
   { label: 'MAE', pick: (r) => r.soft!.mae, digits: 4 },
   { label: 'MSE', pick: (r) => r.soft!.mse, digits: 4 },
   { label: 'SAD', pick: (r) => r.soft!.sad, digits: 2 },
   { label: 'Grad', pick: (r) => r.soft!.grad, digits: 2 },
+  { label: 'semi', pick: (r) => r.semiTransparent, digits: 4 },
+  { label: 'unc', pick: (r) => r.uncertainty, digits: 4 },
 ];
 
-export const DEFINITIONS: Record<Kind | 'fringe', string[]> = {
+export const DEFINITIONS: Record<Kind | 'fringe' | 'views', string[]> = {
   binary: [
     `IoU, Fβ (β²=${F_BETA_SQUARED}), precision P, recall R: alpha ≥ ${ALPHA_THRESHOLD} against mask 255`,
     `BF${BOUNDARY_TOLERANCE_PX}px: boundary F1, boundary pixels matched within ${BOUNDARY_TOLERANCE_PX} px (the ${UNLABELLED} band counts as the true boundary)`,
@@ -77,6 +85,10 @@ export const DEFINITIONS: Record<Kind | 'fringe', string[]> = {
     'over every pixel, alpha and matte as 0..1: MAE, MSE; SAD = Σ|Δ| / 1000',
     `Grad = Σ(|∇alpha| − |∇matte|)² / 1000, Gaussian-derivative σ=${GRADIENT_SIGMA} (Deep Image Matting; whole image, no trimap)`,
     'means are per-image means',
+  ],
+  views: [
+    'semi: semi-transparent area (10 % < alpha < 90 %) / subject area (alpha ≥ 128); unc: the answer\'s X-Uncertainty',
+    'ranking: of the 10 worst images (IoU, or MAE for soft sets), how many are among the 10 most uncertain',
   ],
   fringe: [
     'green-screen test: each image laid over green (0,177,64) with its true matte, cut out again by the pipeline,',
@@ -132,6 +144,8 @@ export function printFolder(folder: FolderResult, all: boolean): void {
     }
   }
 
+  printViewFigures(folder, groups[0][1].length > 0 ? groups[0][1] : ok, columns[0]);
+
   const rankMode = folder.modes[folder.modes.length - 1];
   const rank = columns[0];
   const pool = groups[0][1].length > 0 ? groups[0][1] : ok;
@@ -150,6 +164,28 @@ export function printFolder(folder: FolderResult, all: boolean): void {
     }
   }
   if (ok.some((r) => r.fringe)) printFringe(groups);
+}
+
+/**
+ * For each mode: the semi-transparent area against the first mode's (the one-view answer),
+ * the images where it grew by more than half, and how well the uncertainty finds the worst.
+ */
+function printViewFigures(folder: FolderResult, rows: ImageResult[], rank: Column): void {
+  if (rows.length === 0) return;
+  for (const line of DEFINITIONS.views) console.log(`  ${line}`);
+  const base = folder.modes[0];
+  const worstFirst = (mode: ModeName) => (a: ImageResult, b: ImageResult) => (folder.kind === 'binary' ? 1 : -1) * (rank.pick(a.modes[mode]!) - rank.pick(b.modes[mode]!));
+  const top = Math.min(10, rows.length);
+  for (const mode of folder.modes) {
+    const semi = meanOf(rows, (r) => r.modes[mode]!.semiTransparent);
+    const baseSemi = meanOf(rows, (r) => r.modes[base]!.semiTransparent);
+    const grown = rows.filter((r) => r.modes[mode]!.semiTransparent > 1.5 * r.modes[base]!.semiTransparent + 0.001).map((r) => r.name);
+    const worst = new Set([...rows].sort(worstFirst(mode)).slice(0, top).map((r) => r.name));
+    const doubtful = [...rows].sort((a, b) => b.modes[mode]!.uncertainty - a.modes[mode]!.uncertainty).slice(0, top);
+    const found = doubtful.filter((r) => worst.has(r.name)).length;
+    const growth = mode === base ? '' : `, ×${(semi / baseSemi).toFixed(3)} of ${base}'s; grew by half on ${grown.length}${grown.length ? ` (${grown.slice(0, 6).join(', ')}${grown.length > 6 ? ', …' : ''})` : ''}`;
+    console.log(`  ${mode.padEnd(9)}semi ${semi.toFixed(4)}${growth}; ${found} of the ${top} worst among the ${top} most uncertain`);
+  }
 }
 
 function printFringe(groups: [string, ImageResult[]][]): void {

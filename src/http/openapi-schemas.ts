@@ -60,6 +60,13 @@ export const ANSWER_HEADERS = {
   'x-foreground-left': { type: 'integer', description: "Left of the subject's box in the input's pixels." },
   'x-foreground-width': { type: 'integer', description: "Width of the subject's box in the input's pixels." },
   'x-foreground-height': { type: 'integer', description: "Height of the subject's box in the input's pixels." },
+  'x-uncertainty': {
+    type: 'number',
+    minimum: 0,
+    maximum: 1,
+    description:
+      "How doubtful the cut is, 0 to 1. With quality=best: how much the model's views disagree, summed over the picture and divided by the subject's area; with quality=fast: the model's own hesitation (1 − |2p − 1| per pixel) over the subject's area. Send the highest to a person (README, \"Uncertainty\").",
+  },
   ...REQUEST_ID_HEADER,
   ...RATE_LIMIT_HEADERS,
 } as const;

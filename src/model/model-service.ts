@@ -141,7 +141,7 @@ export class ModelService {
         executionProvider: this.#options.executionProvider,
       });
       const { size } = segmenter;
-      await segmenter.segment({ data: new Uint8Array(3 * size * size), width: size, height: size, channels: 3 });
+      await segmenter.segment([{ data: new Uint8Array(3 * size * size), width: size, height: size, channels: 3 }]);
       return segmenter;
     } catch (error) {
       await segmenter?.close();

@@ -102,13 +102,13 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
   };
 
   /** One run on an idle instance; the request's pixels are handed over, not copied. */
-  const dispatch = async (request: SegmenterRequest, moved: ArrayBufferLike): Promise<SegmenterResult> => {
+  const dispatch = async (request: SegmenterRequest, moved: ArrayBufferLike[]): Promise<SegmenterResult> => {
     if (closing) throw new Error('the model is shutting down');
     const instance = await acquire();
     try {
       return await new Promise<SegmenterResult>((resolve, reject) => {
         pending.set(request.id, { resolve, reject });
-        instance.worker.postMessage(request, [moved as ArrayBuffer]);
+        instance.worker.postMessage(request, moved as ArrayBuffer[]);
       });
     } finally {
       instance.busy = false;
@@ -119,17 +119,18 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
 
   return {
     size,
-    async segment(modelInput) {
-      assertModelInput(modelInput, size);
+    async segment(pictures) {
+      if (pictures.length === 0) throw new Error('segment needs at least one picture');
+      for (const picture of pictures) assertModelInput(picture, size);
       // A view into a larger buffer is copied out first: the whole buffer would travel otherwise.
-      const rgb = wholeBuffer(modelInput.data) ? modelInput.data : modelInput.data.slice();
-      const { mask } = await dispatch({ id: nextId++, rgb }, rgb.buffer);
-      if (!mask) throw new Error('model run answered no mask');
-      return { data: mask, width: size, height: size, channels: 1 };
+      const rgb = pictures.map(({ data }) => (wholeBuffer(data) ? data : data.slice()));
+      const { masks } = await dispatch({ id: nextId++, rgb }, [...new Set(rgb.map((data) => data.buffer))]);
+      if (masks?.length !== pictures.length) throw new Error(`model run answered ${masks?.length ?? 'no'} masks for ${pictures.length} pictures`);
+      return masks.map((data) => ({ data, width: size, height: size, channels: 1 as const }));
     },
     async runTensor(tensor) {
       if (tensor.length !== 3 * size * size) throw new Error(`model input has ${tensor.length} values, expected ${3 * size * size}`);
-      const { probabilities } = await dispatch({ id: nextId++, tensor }, tensor.buffer);
+      const { probabilities } = await dispatch({ id: nextId++, tensor }, [tensor.buffer]);
       if (!probabilities) throw new Error('model run answered no probabilities');
       return probabilities;
     },

@@ -43,13 +43,14 @@ export interface SegmenterReady {
 }
 
 /**
- * `rgb`: the model-sized picture, answered with its 8-bit mask (the pipeline's way in).
- * `tensor`: a ready input tensor, answered with the raw probabilities (for measuring the
- * model and comparing model files; see OnnxSegmenter.runTensor).
+ * `rgb`: model-sized pictures (the views of one photo), answered with one 8-bit mask each,
+ * in order (the pipeline's way in). `tensor`: a ready input tensor, answered with the raw
+ * probabilities (for measuring the model and comparing model files; see
+ * OnnxSegmenter.runTensor).
  */
-export type SegmenterRequest = { id: number; rgb: Uint8Array; tensor?: undefined } | { id: number; tensor: Float32Array; rgb?: undefined };
+export type SegmenterRequest = { id: number; rgb: Uint8Array[]; tensor?: undefined } | { id: number; tensor: Float32Array; rgb?: undefined };
 
 export type SegmenterResult =
-  | { id: number; mask: Uint8Array; probabilities?: undefined; error?: undefined }
-  | { id: number; probabilities: Float32Array; mask?: undefined; error?: undefined }
-  | { id: number; error: ThreadError; mask?: undefined; probabilities?: undefined };
+  | { id: number; masks: Uint8Array[]; probabilities?: undefined; error?: undefined }
+  | { id: number; probabilities: Float32Array; masks?: undefined; error?: undefined }
+  | { id: number; error: ThreadError; masks?: undefined; probabilities?: undefined };

@@ -109,19 +109,29 @@ async function serve({ modelPath, threads, memoryArena, memoryPattern, processin
     // The tensor of `rgb` runs, filled here for each: it never leaves this thread.
     let tensor: Float32Array | undefined;
 
+    /** One pass on a filled tensor: the model's `size × size` probabilities, read from its output as the processing says. */
+    const run = async (planar: Float32Array): Promise<Float32Array> => {
+      const results = await session.run({ [inputName]: new ort.Tensor('float32', planar, [1, 3, size, size]) }, [outputName]);
+      const output = results[outputName];
+      if (!(output?.data instanceof Float32Array)) throw new Error(`model output ${outputName} is not float32`);
+      return toProbabilities(output.data, output.dims, size, processing, outputName);
+    };
+
     port.on('message', async ({ id, rgb, tensor: given }: SegmenterRequest) => {
       try {
-        const planar = rgb ? toModelTensor({ data: rgb, width: size, height: size, channels: 3 }, tables, (tensor ??= new Float32Array(3 * size * size))) : given;
-        const results = await session.run({ [inputName]: new ort.Tensor('float32', planar, [1, 3, size, size]) }, [outputName]);
-        const output = results[outputName];
-        if (!(output?.data instanceof Float32Array)) throw new Error(`model output ${outputName} is not float32`);
-        const probabilities = toProbabilities(output.data, output.dims, size, processing, outputName);
-        if (rgb) {
-          const { data: mask } = toMask(probabilities, size);
-          port.postMessage({ id, mask } satisfies SegmenterResult, [mask.buffer as ArrayBuffer]);
-        } else {
+        if (given) {
+          const probabilities = await run(given);
           port.postMessage({ id, probabilities } satisfies SegmenterResult, [probabilities.buffer as ArrayBuffer]);
+          return;
         }
+        // The views run one after the other through the one tensor: a second view costs a
+        // second pass, not a second pass's worth of memory.
+        const masks: Uint8Array[] = [];
+        for (const data of rgb) {
+          const planar = toModelTensor({ data, width: size, height: size, channels: 3 }, tables, (tensor ??= new Float32Array(3 * size * size)));
+          masks.push(toMask(await run(planar), size).data);
+        }
+        port.postMessage({ id, masks } satisfies SegmenterResult, masks.map((mask) => mask.buffer as ArrayBuffer));
       } catch (error) {
         port.postMessage({ id, error: toThreadError(error) } satisfies SegmenterResult);
       }

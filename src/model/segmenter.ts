@@ -4,17 +4,18 @@ import type { RawImage } from '../image/raw-image.js';
  * A loaded segmentation model, as the pipeline sees it: one way in. The ONNX implementation
  * is `onnx-segmenter.ts`; tests pass fakes of this same interface.
  *
- * @example const mask = await segmenter.segment(await decodeForModel(bytes, { maxPixels, size: segmenter.size }))
+ * @example const [mask] = await segmenter.segment([await decodeForModel(bytes, { maxPixels, size: segmenter.size })])
  */
 export interface Segmenter {
   /** Side of the square picture the model takes (1024 for IS-Net). */
   readonly size: number;
   /**
-   * The model step on the picture stretched to `size × size` RGB: resolves with the
-   * `size × size` one-channel mask, 255 = foreground. The picture's pixels are handed to the
-   * model's thread: the caller must not use them afterwards.
+   * The model step on pictures stretched to `size × size` RGB (the views of one photo,
+   * `pipeline/views.ts`), run one after the other on one model session: resolves with one
+   * `size × size` one-channel mask per picture, in order, 255 = foreground. The pictures'
+   * pixels are handed to the model's thread: the caller must not use them afterwards.
    */
-  segment(modelInput: RawImage): Promise<RawImage>;
+  segment(pictures: readonly RawImage[]): Promise<RawImage[]>;
   /** Waits for the runs in progress, then frees the model. */
   close(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import type { PngCompression } from './encode.js';
 import type { FinishSpec } from './finish-protocol.js';
 import type { FinishThread } from './finish-thread.js';
 import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from './refine/refine-cutout.js';
+import { fuseViews, QUALITY_VIEWS, renderView, type Quality } from './views.js';
 
 /** Milliseconds spent in each stage of one image, as `Server-Timing` reports them. */
 export interface StageTimings {
@@ -20,8 +21,8 @@ export interface StageTimings {
   /** Waiting for the model's turn. */
   queue: number;
   /**
-   * The model step without its time in the queue: the picture to the model's thread, the
-   * tensor filled there, the run, and the 8-bit mask back.
+   * The model step without its time in the queue: the views of the picture to the model's
+   * thread, a tensor filled there and a run for each, their 8-bit masks back, and the fusion.
    */
   inference: number;
   /**
@@ -48,6 +49,8 @@ export interface RemovedBackground {
   input: { width: number; height: number };
   /** The subject's box in the input's (oriented) pixels; absent when the model found none. */
   foreground?: Box;
+  /** How doubtful the cut is, 0 to 1 (`views.ts`, uncertaintyOf). */
+  uncertainty: number;
   timings: StageTimings;
 }
 
@@ -55,6 +58,11 @@ export interface RemoveBackgroundOptions {
   segmenter: Segmenter;
   finisher: FinishThread;
   maxPixels: number;
+  /**
+   * `fast`: the model's one view of the photo; `best`: the photo and its mirror, fused
+   * (`views.ts`). Default `fast`; the server passes CUTOUT_QUALITY or the request's own.
+   */
+  quality?: Quality;
   /** The model's turn: the server's inference queue; default a slot that is always free. */
   slot?: ModelSlot;
   /** Drops the image from the queue when it aborts (client gone, deadline). */
@@ -92,6 +100,7 @@ export interface RemoveBackgroundOptions {
 export async function removeBackground(bytes: Uint8Array, options: RemoveBackgroundOptions): Promise<RemovedBackground> {
   const { segmenter, finisher, maxPixels } = options;
   const slot = options.slot ?? alwaysFree;
+  const views = QUALITY_VIEWS[options.quality ?? 'fast'];
   const spec: FinishSpec = { refine: refineSettings(options.refine), pngCompression: options.pngCompression, answer: options.answer ?? DEFAULT_ANSWER };
   const timings: StageTimings = { decode: 0, preprocess: 0, queue: 0, inference: 0, refine: 0, postprocess: 0, compose: 0, encode: 0 };
   const begin = () => finisher.begin(bytes, { maxPixels, spec });
@@ -118,13 +127,16 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
     // Copied to the finish thread before the model's step moves the pixels away.
     begun.prepare(modelInput);
     start = performance.now();
-    const mask = await segmenter.segment(modelInput);
+    // Every view is rendered before the model's step moves the picture's pixels away.
+    const pictures = views.map((view) => renderView(modelInput, view));
+    const segmentation = fuseViews(views, await segmenter.segment(pictures));
     timings.inference = since(start);
-    return { mask, begun };
+    return { segmentation, begun };
   }, options.signal);
   // Whatever failed, the finish thread must not keep this image.
   modelStep.catch(() => finishing?.cancel());
-  const { mask, begun } = await modelStep;
+  const { segmentation, begun } = await modelStep;
+  const { mask, uncertainty } = segmentation;
 
   const backgroundImage = await options.backgroundImage?.catch((error: unknown) => {
     begun.cancel();
@@ -137,7 +149,7 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
   timings.encode = answer.timings.encode;
   timings[spec.refine ? 'refine' : 'postprocess'] = since(start) - answer.timings.encode - answer.timings.compose;
   const { bytes: answerBytes, width, height, input, foreground } = answer;
-  return { bytes: answerBytes, width, height, input, foreground, timings };
+  return { bytes: answerBytes, width, height, input, foreground, uncertainty, timings };
 }
 
 function refineSettings(refine: boolean | RefineSettings | undefined): RefineSettings | undefined {

@@ -1,6 +1,7 @@
 import { CutoutError } from '../errors.js';
 import { MODEL_NAME } from '../model/model-presets.js';
 import type { AnswerFormat, AnswerSpec, Length, RegionOfInterest, Rgba } from '../pipeline/answer-spec.js';
+import type { Quality } from '../pipeline/views.js';
 
 /**
  * The output options a background request may send (remove.bg's names wherever remove.bg has
@@ -20,6 +21,8 @@ export interface OutputOptions {
   roi?: RegionOfInterest;
   /** The request's own `refine`, if it made a choice; otherwise CUTOUT_REFINE decides. */
   refine?: boolean;
+  /** The request's own `quality` (`views.ts`), if it made a choice; otherwise CUTOUT_QUALITY decides. */
+  quality?: Quality;
   /** Which loaded model cuts (a CUTOUT_MODELS name); absent: the default. Checked against the loaded ones by the model service. */
   model?: string;
 }
@@ -30,6 +33,7 @@ export const NO_OPTIONS: Readonly<OutputOptions> = Object.freeze({ channels: 'rg
 /** The largest side `max_width`, `max_height` and a pixel `crop_margin` may name. */
 const MAX_SIDE = 65_535;
 const FORMATS: Record<string, AnswerFormat> = { png: 'png', webp: 'webp', jpg: 'jpeg', jpeg: 'jpeg' };
+const QUALITY: Record<string, Quality> = { fast: 'fast', best: 'best' };
 const HEX_COLOUR = /^#?([0-9a-f]{3}|[0-9a-f]{6}|[0-9a-f]{8})$/i;
 const LENGTH = /^(\d+(?:\.\d+)?)(px|%)?$/;
 
@@ -52,6 +56,7 @@ export function parseOutputOptions(fields: Readonly<Record<string, unknown>>, so
   if (has('max_height')) options.maxHeight = positiveInteger('max_height', fields.max_height, source);
   if (has('roi')) options.roi = regionOfInterest(fields.roi);
   if (has('refine')) options.refine = boolean('refine', fields.refine, source);
+  if (has('quality')) options.quality = oneOf('quality', fields.quality, QUALITY, 'fast or best');
   if (has('model')) options.model = modelName(fields.model);
   if (options.channels === 'alpha' && (options.bgColor || options.bgImageUrl)) {
     throw invalid('channels: alpha answers the mask alone, which has no background: leave out bg_color and bg_image_url, or ask for rgba.');

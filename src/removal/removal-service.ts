@@ -106,6 +106,7 @@ export class RemovalService {
       signal,
       maxPixels: config.maxPixels,
       refine: options.refine ?? config.refine,
+      quality: options.quality ?? config.quality,
       pngCompression: config.pngCompression,
       answer: answerSpec(options, request.format ?? options.format ?? 'png'),
       roi: options.roi,

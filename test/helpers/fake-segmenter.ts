@@ -14,10 +14,10 @@ export function fakeSegmenter(delayMs = 0): Segmenter & { runs: number } {
   const segmenter = {
     size: 1024,
     runs: 0,
-    async segment() {
+    async segment(pictures: readonly RawImage[]) {
       segmenter.runs++;
       await new Promise((resolve) => setTimeout(resolve, delayMs));
-      return uniformMask(1024, 255);
+      return pictures.map(() => uniformMask(1024, 255));
     },
     close: async () => {},
   };

@@ -28,34 +28,41 @@ describe("the eval's green-screen test", () => {
 });
 
 describe("the eval's model memo", () => {
-  it('runs the model once for the same input and again for another', async () => {
+  it('runs the model once for the same picture and again for another', async () => {
     const inner = {
       size: 2,
       calls: 0,
-      async segment(modelInput: RawImage): Promise<RawImage> {
+      async segment(pictures: readonly RawImage[]): Promise<RawImage[]> {
         inner.calls++;
-        const mask = { data: Uint8Array.of(modelInput.data[0], 0, 0, 255), width: 2, height: 2, channels: 1 as const };
-        modelInput.data.fill(0); // the real segmenter takes the picture over
-        return mask;
+        return pictures.map((picture) => {
+          const mask = { data: Uint8Array.of(picture.data[0], 0, 0, 255), width: 2, height: 2, channels: 1 as const };
+          picture.data.fill(0); // the real segmenter takes the picture over
+          return mask;
+        });
       },
       close: async () => {},
     };
     const memo = memoSegmenter(inner);
-    const input = (): RawImage => ({ data: Uint8Array.of(128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), width: 2, height: 2, channels: 3 });
-    const first = await memo.segment(input());
-    const second = await memo.segment(input());
+    const input = (first = 128): RawImage => ({ data: Uint8Array.of(first, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), width: 2, height: 2, channels: 3 });
+    const [first] = await memo.segment([input()]);
+    const [second] = await memo.segment([input()]);
     expect([...second.data]).toEqual([...first.data]);
     second.data[0] = 9; // a caller changing its copy does not change the memo
-    expect((await memo.segment(input())).data[0]).toBe(128);
+    expect((await memo.segment([input()]))[0].data[0]).toBe(128);
     const other = input();
     other.data[11] = 1;
-    await memo.segment(other);
+    await memo.segment([other]);
     expect([inner.calls, memo.runs]).toEqual([2, 2]);
+    // Two views, one of them seen before: only the new one runs, and the answers keep their order.
+    const both = await memo.segment([input(), input(7)]);
+    expect(both.map((mask) => mask.data[0])).toEqual([128, 7]);
+    expect([inner.calls, memo.runs]).toEqual([3, 3]);
   });
 });
 
 describe("the eval's modes", () => {
   it('compares by default and takes on, off or compare', () => {
     expect([modesFor(undefined), modesFor('compare'), modesFor('on'), modesFor('off'), modesFor('yes')]).toEqual([['raw', 'refined'], ['raw', 'refined'], ['refined'], ['raw'], undefined]);
+    expect([modesFor('on', 'compare'), modesFor(undefined, 'best'), modesFor('on', 'most')]).toEqual([['refined', 'best'], ['best-raw', 'best'], undefined]);
   });
 });

@@ -35,10 +35,10 @@ export const tryItRoutes: FastifyPluginAsync = async (app) => {
         if (!Buffer.isBuffer(bytes) || bytes.length === 0) throw new CutoutError('invalid_request', 'Send the image as the request body (application/octet-stream).');
         const options = parseOutputOptions(request.query as Record<string, unknown>, 'form');
         const format = options.format ?? 'png';
-        const { bytes: image, width, height, timings, model } = await app.removals.remove(bytes, app.removals.signalFor(reply), { options, format });
+        const { bytes: image, width, height, uncertainty, timings, model } = await app.removals.remove(bytes, app.removals.signalFor(reply), { options, format });
         request.removalTimings = { ...timings, model };
         request.log.info({ width, height, format }, 'dashboard: try-it removal');
-        return reply.type(CONTENT_TYPES[format]).header('cache-control', 'no-store').send(image);
+        return reply.type(CONTENT_TYPES[format]).header('cache-control', 'no-store').header('x-uncertainty', uncertainty.toFixed(3)).send(image);
       },
     );
   });

@@ -19,6 +19,7 @@ const MEANING = {
   max_height: 'Scale the result down (never up) to fit inside this height, after cropping.',
   roi: 'Region of interest, "x1 y1 x2 y2" in pixels or percent of the photo ("10% 5% 90% 100%"): only what lies inside can be foreground, and the model sees this region, widened on its shorter side towards a square (default: the whole photo).',
   refine: 'Refine the edges and their colours (default: the server\'s CUTOUT_REFINE, normally true); false returns the model\'s mask stretched as it is.',
+  quality: 'best: the model looks at the photo and at its mirror image, and the two masks are fused, a steadier cut for about twice the model\'s time; fast: one look, the model\'s single guess (default: the server\'s CUTOUT_QUALITY, normally best).',
   model: 'Which of the server\'s loaded models cuts (a name from its CUTOUT_MODELS; default the first). A model the server has not loaded is 400 unknown_model, whose detail lists those it has.',
 } as const;
 
@@ -36,6 +37,7 @@ export const OPTION_FIELDS = {
   max_height: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SIDE, description: MEANING.max_height })),
   roi: Type.Optional(Type.String({ description: MEANING.roi, examples: ['10% 5% 90% 100%'] })),
   refine: Type.Optional(Type.Boolean({ description: MEANING.refine })),
+  quality: Type.Optional(Type.String({ enum: ['fast', 'best'], description: MEANING.quality })),
   model: Type.Optional(Type.String({ pattern: MODEL_NAME.source, description: MEANING.model, examples: ['isnet'] })),
 };
 
