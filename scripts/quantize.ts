@@ -3,7 +3,7 @@
  * every activation the int8 rewrite quantizes (src/model/quantize/qdq-plan.ts) and writes
  * them to a calibration file, from which Cutout builds the int8 model at start.
  *
- *   npm run quantize -- [--model FILE.onnx] [--photos DIR] [--count N] [--out FILE.json] [--float-convs a,b]
+ *   npm run quantize -- [--model NAME|FILE.onnx] [--photos DIR] [--count N] [--out FILE.json] [--float-convs a,b]
  *
  * The rule (issue 17, and docs/benchmarks.md for what else was tried): a tensor's range runs
  * from the lowest of its per-photo 0.01th percentiles to the mean of its per-photo 99.99th
@@ -14,7 +14,9 @@
  *
  * With no --model, the bundled model's float32 rewrite (assembled into ./data) is measured
  * and the file written to src/model/isnet-int8-ranges.json; with --model, the file goes
- * beside that model as `<name>.int8-ranges.json`, where the server looks for it.
+ * beside that model as `<name>.int8-ranges.json`, where the server looks for it. --model
+ * takes a model installed with `cutout models add` by its name (in CUTOUT_DATA_DIR, fed
+ * with its own processing), or an ONNX file of the IS-Net family.
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
@@ -30,7 +32,9 @@ import type { Int8Ranges } from '../src/model/quantize/int8-ranges.js';
 import { openModel } from '../src/model/quantize/onnx-graph.js';
 import { planQuantization } from '../src/model/quantize/qdq-plan.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
-import { toModelTensor } from '../src/model/isnet-tensor.js';
+import { resolveModel } from '../src/model/installed-models.js';
+import { ISNET_PROCESSING } from '../src/model/model-processing.js';
+import { channelTables, toModelTensor } from '../src/model/model-tensor.js';
 import { withExtraOutputs } from './bench/onnx-protobuf.js';
 import { tensorStats, type TensorStats } from './quantize/tensor-percentiles.js';
 
@@ -55,7 +59,11 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { model: { type: 'string' }, photos: { type: 'string' }, count: { type: 'string', default: '8' }, out: { type: 'string' }, 'float-convs': { type: 'string' } },
   });
-  const modelPath = values.model ? resolve(values.model) : await assembleModel(process.env.CUTOUT_DATA_DIR ?? './data');
+  const dataDir = process.env.CUTOUT_DATA_DIR ?? './data';
+  const installed = values.model && !values.model.endsWith('.onnx') ? await resolveModel(dataDir, values.model) : undefined;
+  const modelPath = installed?.path ?? (values.model ? resolve(values.model) : await assembleModel(dataDir));
+  const processing = installed?.processing ?? ISNET_PROCESSING;
+  const size = processing.inputSize;
   const out = values.out ?? (values.model ? rangesPathFor(modelPath) : BUNDLED_RANGES_PATH);
   const photosDir = values.photos ?? PHOTOS;
   if (!existsSync(photosDir)) throw new Error(`no photo folder ${photosDir}: pass --photos DIR`);
@@ -77,7 +85,7 @@ async function main(): Promise<void> {
 
   const photos = await pickPhotos(photosDir, Number(values.count));
   const tensors = await Promise.all(
-    photos.map(async (path) => toModelTensor(await decodeForModel(await readFile(path), { maxPixels: 1e9, size: 1024 }))),
+    photos.map(async (path) => toModelTensor(await decodeForModel(await readFile(path), { maxPixels: 1e9, size }), channelTables(processing))),
   );
   console.error(`${basename(modelPath)}: ${measured.length} tensors on ${photos.length} photos (${photos.map((p) => basename(p)).join(', ')})`);
 
@@ -88,7 +96,7 @@ async function main(): Promise<void> {
     const outputs = names.filter((name) => !model.inputs.includes(name));
     const session = await ort.InferenceSession.create(withExtraOutputs(bytes, outputs), { intraOpNumThreads: availableParallelism(), graphOptimizationLevel: 'all' });
     for (const tensor of tensors) {
-      const input = new ort.Tensor('float32', tensor, [1, 3, 1024, 1024]);
+      const input = new ort.Tensor('float32', tensor, [1, 3, size, size]);
       const results = outputs.length > 0 ? await session.run({ [model.inputs[0]]: input }, outputs) : {};
       for (const name of names) {
         const data = name === model.inputs[0] ? tensor : results[name]?.data;

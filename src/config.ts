@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import Type, { type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
+import { MODEL_NAME } from './model/model-presets.js';
 
 const MB = 1024 * 1024;
 
@@ -21,8 +22,22 @@ export const ConfigSchema = Type.Object({
   ),
   dataDir: Type.String({ env: 'CUTOUT_DATA_DIR', default: './data', minLength: 1, description: 'Directory for the SQLite database and the assembled model.' }),
   modelPath: Type.Optional(
-    Type.String({ env: 'CUTOUT_MODEL_PATH', minLength: 1, description: 'Another ONNX model of the IS-Net family to use instead of the bundled one.' }),
+    Type.String({ env: 'CUTOUT_MODEL_PATH', minLength: 1, description: 'Another ONNX model of the IS-Net family to serve as `isnet` instead of the bundled one.' }),
   ),
+  models: Type.Array(Type.String({ pattern: MODEL_NAME.source }), {
+    env: 'CUTOUT_MODELS',
+    default: ['isnet'],
+    minItems: 1,
+    uniqueItems: true,
+    description:
+      'Comma-separated models to load and warm at start, the first the default; a request picks another with its `model` option. `isnet` is the bundled one; any other is a preset or custom model installed with `npx cutout models add` (docs/models.md).',
+  }),
+  executionProvider: Type.Union([Type.Literal('cpu'), Type.Literal('cuda'), Type.Literal('tensorrt'), Type.Literal('dml'), Type.Literal('coreml'), Type.Literal('webgpu')], {
+    env: 'CUTOUT_EXECUTION_PROVIDER',
+    default: 'cpu',
+    description:
+      'Where ONNX Runtime runs the models: `cpu`, or one the installed onnxruntime-node offers on this platform (`cuda` or `tensorrt` on Linux once their libraries are installed, `dml` on Windows, `coreml` on macOS); a start with one that is not there stops and says what to install (README, "GPU").',
+  }),
   modelPrecision: Type.Union([Type.Literal('auto'), Type.Literal('int8'), Type.Literal('fp32')], {
     env: 'CUTOUT_MODEL_PRECISION',
     default: 'auto',

@@ -29,12 +29,14 @@ export function createServices(config: Config, store: Store, options: { model?: 
     options.model ??
     new ModelService({
       dataDir: config.dataDir,
+      models: config.models,
       modelPath: config.modelPath,
       threads: config.inferenceThreads,
       instances: config.inferenceConcurrency,
       memoryArena: config.inferenceMemoryArena,
       memoryPattern: config.inferenceMemoryPattern,
       precision: config.modelPrecision,
+      executionProvider: config.executionProvider,
     });
   const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax });
   const finisher = new FinishThread();

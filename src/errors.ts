@@ -8,6 +8,7 @@ export const ERRORS = {
   malformed_json: { status: 400, title: 'Malformed JSON', message: 'The request body is not valid JSON.' },
   invalid_base64: { status: 400, title: 'Invalid Base64', message: 'image_base64 is not valid standard Base64.' },
   url_not_allowed: { status: 400, title: 'URL not allowed', message: 'image_url must be an http(s) URL of a public address.' },
+  unknown_model: { status: 400, title: 'Unknown model', message: 'The model the request names is not loaded on this server.' },
   missing_token: { status: 401, title: 'Missing token', message: 'Send a managed token as the Authorization header.' },
   invalid_token: { status: 401, title: 'Invalid token', message: 'The token is unknown or malformed.' },
   expired_token: { status: 401, title: 'Expired token', message: 'The managed token has expired; exchange your user token again.' },

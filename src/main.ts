@@ -15,10 +15,14 @@ async function main(config: Config): Promise<void> {
   services.model.load().then(
     () => {
       const choice = services.model.precision;
-      app.log.info({ ms: Math.round(performance.now() - started), precision: choice?.precision, reason: choice?.reason }, `${choice?.precision ?? 'the'} model loaded and warmed up; ready`);
+      const models = services.model.loaded.map((model) => ({ name: model.name, precision: model.choice?.precision, reason: model.choice?.reason }));
+      app.log.info(
+        { ms: Math.round(performance.now() - started), precision: choice?.precision, reason: choice?.reason, models },
+        `${models.map((model) => `${model.name} (${model.precision ?? '?'})`).join(', ')} loaded and warmed up; ready`,
+      );
     },
     (error: unknown) => {
-      app.log.fatal({ err: error }, 'the model could not be loaded');
+      app.log.fatal({ err: error }, `the model could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
       process.exit(1);
     },
   );

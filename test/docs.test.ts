@@ -3,13 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { describeConfig } from '../src/config.js';
 import { ERRORS } from '../src/errors.js';
 import { OPTION_FIELDS } from '../src/http/routes/option-fields.js';
+import { MODEL_PRESETS } from '../src/model/model-presets.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const modelsDoc = readFileSync(new URL('../docs/models.md', import.meta.url), 'utf8');
 
-/** The rows of the README table between `<!-- name:start -->` and `<!-- name:end -->`, as cells. */
-function tableRows(name: string): string[][] {
-  const section = readme.split(`<!-- ${name}:start -->`)[1]?.split(`<!-- ${name}:end -->`)[0];
-  if (!section) throw new Error(`README.md has no ${name} table`);
+/** The rows of the table between `<!-- name:start -->` and `<!-- name:end -->` of a document (README.md by default), as cells. */
+function tableRows(name: string, document = readme): string[][] {
+  const section = document.split(`<!-- ${name}:start -->`)[1]?.split(`<!-- ${name}:end -->`)[0];
+  if (!section) throw new Error(`the document has no ${name} table`);
   return section
     .split('\n')
     .filter((line) => line.startsWith('| `'))
@@ -38,5 +40,17 @@ describe('README agrees with the code', () => {
       const field = describeConfig().find((f) => f.env === variable.replaceAll('`', ''))!;
       if (typeof field.default === 'number' && field.env !== 'CUTOUT_INFERENCE_THREADS') expect(defaultCell).toContain(`\`${field.default}\``);
     }
+  });
+
+  it('docs/models.md lists every preset with its input size, output, licence and hash, and no other', () => {
+    const documented = tableRows('presets', modelsDoc).map(([name, , input, , output, licence, , hash]) => [name.replaceAll('`', ''), Number(input), output, licence, hash.replaceAll('`', '')]);
+    const presets = MODEL_PRESETS.map((preset) => [
+      preset.name,
+      preset.processing.inputSize,
+      `${preset.processing.outputIndex}, ${preset.processing.activation}`,
+      preset.commercial ? preset.licence : `${preset.licence}, **non-commercial**`,
+      preset.hash,
+    ]);
+    expect(documented).toEqual(presets);
   });
 });

@@ -87,6 +87,10 @@ describe('request shape', () => {
     problem(await post('/api/v1/background/remove/base64', 'hello', { 'content-type': 'text/plain' }), 'unsupported_media_type');
     problem(await post('/api/v1/background/remove/multipart', { file: 'x' }), 'unsupported_media_type');
   });
+  it('a model the server has not loaded → unknown_model, naming the loaded ones', async () => {
+    const body = problem(await post('/api/v1/background/remove/base64', { image_base64: jpeg.toString('base64'), model: 'u2net' }), 'unknown_model');
+    expect(body.detail).toBe('There is no model "u2net" here; this server has loaded isnet.');
+  });
   it('unknown route → not_found', async () => {
     problem(await t.app.inject({ method: 'GET', url: '/api/v1/nothing' }), 'not_found');
   });

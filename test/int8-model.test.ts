@@ -72,7 +72,12 @@ describe('CUTOUT_MODEL_PRECISION', () => {
       expect(model.precision).toEqual({ precision: 'fp32', reason: 'CUTOUT_MODEL_PRECISION=fp32' });
       const t = await startTestApp({}, { model });
       const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
-      expect(ready.json()).toEqual({ status: 'ready', precision: 'fp32', precisionReason: 'CUTOUT_MODEL_PRECISION=fp32' });
+      expect(ready.json()).toEqual({
+        status: 'ready',
+        precision: 'fp32',
+        precisionReason: 'CUTOUT_MODEL_PRECISION=fp32',
+        models: [{ name: 'isnet', precision: 'fp32', precisionReason: 'CUTOUT_MODEL_PRECISION=fp32', inputSize: 1024 }],
+      });
       await t.close();
     } finally {
       await model.close();

@@ -29,7 +29,7 @@ for (let round = 0; round < 5; round++) {
   const started = performance.now();
   for (let i = 0; i < N; i++) {
     metrics.countRequest('POST', '/api/v1/background/remove/base64', 'ok');
-    metrics.observeRemoval({ queue: (i % 3000) + 1, inference: 1500 + (i % 400) }, 1.8 + (i % 10) / 10);
+    metrics.observeRemoval({ queue: (i % 3000) + 1, inference: 1500 + (i % 400), model: 'isnet' }, 1.8 + (i % 10) / 10);
   }
   alone.push(((performance.now() - started) * 1000) / N);
 }

@@ -4,6 +4,8 @@ import { ConfigError, loadConfig } from '../config.js';
 import { AccountInputError, AccountService, normalizeEmail } from '../dashboard/account-service.js';
 import { openStore } from '../store/open-store.js';
 import { AccountEmailTakenError, TokenNameTakenError, type Account, type UserToken } from '../store/store.js';
+import { ModelCatalogError } from '../model/installed-models.js';
+import { MODELS_USAGE } from './models-command.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `Usage:
@@ -14,6 +16,7 @@ const USAGE = `Usage:
   cutout tokens create --name NAME [--expires YYYY-MM-DD] [--account EMAIL]   prints the new Token ID on its last line
   cutout tokens list [--account EMAIL]
   cutout tokens revoke TOKEN_ID_OR_NAME [--account EMAIL]
+${MODELS_USAGE}
 
 --account defaults to the only account (tokens made while there is none go to the first one created).
 Uses the same environment as the server (DATABASE_URL, CUTOUT_DATA_DIR, …).`;
@@ -161,6 +164,12 @@ async function main(argv: string[]): Promise<number> {
     return removeCommand(rest, process.env, process);
   }
   const config = loadConfig(process.env);
+  if (command === 'models') {
+    // The data directory's model files only: no store.
+    const { modelsCommand } = await import('./models-command.js');
+    await modelsCommand(rest, config.dataDir);
+    return 0;
+  }
   const store = await openStore(config);
   try {
     const tokens = new TokenService(store, { managedTokenTtl: config.managedTokenTtl });
@@ -177,8 +186,9 @@ async function main(argv: string[]): Promise<number> {
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (error) {
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof TokenNameTakenError || error instanceof AccountInputError || error instanceof AccountEmailTakenError) {
-    console.error(`cutout: ${error.message}`);
+  const known = [UsageError, ConfigError, TokenNameTakenError, AccountInputError, AccountEmailTakenError, ModelCatalogError];
+  if (known.some((kind) => error instanceof kind)) {
+    console.error(`cutout: ${(error as Error).message}`);
     if (error instanceof UsageError) console.error(process.argv[2] === 'remove' ? 'See cutout remove --help.' : USAGE);
     process.exitCode = 2;
   } else {

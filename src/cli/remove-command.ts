@@ -38,6 +38,7 @@ Result (the API's output options):
   --shadow               a shadow under the subject, cast from its alpha
   --shadow-type T        drop (default), 3D or car
   --shadow-opacity N     the shadow's darkness, 0-100 (default 50)
+  --model NAME           which of the server's models cuts (its CUTOUT_MODELS; default the first)
 
 On a terminal it shows a progress bar; otherwise one line per image. Exit status 0 when
 every image was written or skipped, 1 when any failed, 2 for a usage error.`;
@@ -71,6 +72,7 @@ const FLAGS = {
   shadow: { type: 'boolean' },
   'shadow-type': { type: 'string' },
   'shadow-opacity': { type: 'string' },
+  model: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -199,6 +201,7 @@ function parseRemoveArgs(args: string[], env: NodeJS.ProcessEnv): RemoveRun | un
     add_shadow: values.shadow,
     shadow_type: values['shadow-type'] as OutputOptions['shadow_type'],
     shadow_opacity: values['shadow-opacity'] === undefined ? undefined : Number(values['shadow-opacity']),
+    model: values.model,
   };
   return {
     inputs: positionals,

@@ -48,6 +48,8 @@ const FROM_NATIVE: Record<ErrorCode, RemoveBgCode> = {
   malformed_json: 'invalid_request',
   invalid_base64: 'failed_to_read_image',
   url_not_allowed: 'failed_image_download',
+  // These routes take no model option and always cut with the default model.
+  unknown_model: 'invalid_request',
   missing_token: 'auth_failed',
   invalid_token: 'auth_failed',
   expired_token: 'auth_failed',

@@ -55,6 +55,7 @@ export function problemResponses(statuses: readonly number[]): Record<number, un
 export const ANSWER_HEADERS = {
   'x-width': { type: 'integer', description: "The result's width in pixels (after crop and max_width/max_height)." },
   'x-height': { type: 'integer', description: "The result's height in pixels." },
+  'x-model': { type: 'string', description: 'The model that cut: the request\'s `model`, or the server\'s default (the first of its CUTOUT_MODELS).' },
   'x-foreground-top': { type: 'integer', description: "Top of the subject's box in the input's (EXIF-oriented) pixels; the four x-foreground-* headers are absent when the model found no subject." },
   'x-foreground-left': { type: 'integer', description: "Left of the subject's box in the input's pixels." },
   'x-foreground-width': { type: 'integer', description: "Width of the subject's box in the input's pixels." },

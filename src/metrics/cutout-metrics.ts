@@ -14,6 +14,8 @@ export interface QueueCounts {
 export interface RemovalTimings {
   queue: number;
   inference: number;
+  /** The model that cut (CUTOUT_MODELS' name): the inference histogram's label. */
+  model: string;
 }
 
 // Buckets in seconds around what one model pass takes on a CPU (docs/benchmarks.md): a pass
@@ -26,8 +28,8 @@ const REMOVAL_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 10, 20, 40, 60];
  * Cutout's Prometheus metrics, in a registry of their own (not prom-client's global one):
  * Node's default process metrics, and `cutout_…`: requests by route and outcome code, the
  * queue wait, inference and end-to-end time of removals, the images waiting for the model
- * (the gauge an autoscaler follows) and the model passes. Labels are route templates and
- * registered error codes only: never a token, an account or a URL.
+ * (the gauge an autoscaler follows) and the model passes. Labels are route templates,
+ * registered error codes and the names of the loaded models only: never a token, an account or a URL.
  *
  * Counting costs a request a counter increment and, for a removal, three histogram
  * observations; the gauges are read only when Prometheus scrapes.
@@ -36,7 +38,7 @@ export class CutoutMetrics {
   readonly registry = new Registry();
   readonly #requests: Counter<'method' | 'route' | 'code'>;
   readonly #queueWait: Histogram;
-  readonly #inference: Histogram;
+  readonly #inference: Histogram<'model'>;
   readonly #removal: Histogram;
 
   constructor(queue: QueueCounts) {
@@ -49,7 +51,13 @@ export class CutoutMetrics {
       registers,
     });
     this.#queueWait = new Histogram({ name: 'cutout_queue_wait_seconds', help: 'Time a removal waited for a free model slot.', buckets: QUEUE_BUCKETS, registers });
-    this.#inference = new Histogram({ name: 'cutout_inference_seconds', help: 'Time of the model step of a removal, queue excluded.', buckets: INFERENCE_BUCKETS, registers });
+    this.#inference = new Histogram({
+      name: 'cutout_inference_seconds',
+      help: 'Time of the model step of a removal, queue excluded, by model (a name from CUTOUT_MODELS).',
+      labelNames: ['model'],
+      buckets: INFERENCE_BUCKETS,
+      registers,
+    });
     this.#removal = new Histogram({
       name: 'cutout_removal_duration_seconds',
       help: 'Time from the arrival of a removal request to the end of its answer, for removals answered 200.',
@@ -92,7 +100,7 @@ export class CutoutMetrics {
   /** Observes one removal answered 200: its queue wait and model step (ms), and its whole time (s). */
   observeRemoval(timings: RemovalTimings, totalSeconds: number): void {
     this.#queueWait.observe(timings.queue / 1000);
-    this.#inference.observe(timings.inference / 1000);
+    this.#inference.observe({ model: timings.model }, timings.inference / 1000);
     this.#removal.observe(totalSeconds);
   }
 

@@ -4,6 +4,7 @@ import { wholeBuffer } from '../image/raw-image.js';
 import { besideThisModule, startWorkerThread } from '../threads/start-worker-thread.js';
 import { fromThreadError } from '../threads/thread-error.js';
 import type { SegmenterReady, SegmenterRequest, SegmenterResult, SegmenterWorkerData } from './segmenter-protocol.js';
+import { ISNET_PROCESSING, type ModelProcessing } from './model-processing.js';
 import { assertModelInput, type Segmenter } from './segmenter.js';
 
 export interface SegmenterOptions {
@@ -23,6 +24,10 @@ export interface SegmenterOptions {
    * and the process's peak higher (docs/benchmarks.md).
    */
   memoryPattern?: boolean;
+  /** How the model takes its picture and gives its mask. Default: IS-Net's, the bundled model's. */
+  processing?: ModelProcessing;
+  /** CUTOUT_EXECUTION_PROVIDER. Default `cpu`. */
+  executionProvider?: string;
 }
 
 /** The ONNX model behind a {@link Segmenter}, with one more way in for measuring it. */
@@ -42,9 +47,10 @@ interface Instance {
 }
 
 /**
- * Loads an IS-Net-family ONNX model on `instances` worker threads (`segmenter-worker.ts`).
- * The model must take one `[1, 3, S, S]` float input and give `[1, 1, S, S]` as its first
- * output (named `output` in the bundled model); only that output is fetched. A call goes to
+ * Loads an ONNX segmentation model on `instances` worker threads (`segmenter-worker.ts`), to
+ * be run with `options.processing` (IS-Net's by default). The model must take one
+ * `[1, 3, S, S]` float input (S the processing's input size when the file leaves it open) and
+ * give `[1, C, S, S]` as the processing's output; only that output is fetched. A call goes to
  * an idle instance; the inference queue keeps at most `instances` runs in flight, and extra
  * calls (the warm-up, the benchmark) wait here in order.
  *
@@ -52,7 +58,14 @@ interface Instance {
  */
 export async function loadSegmenter(modelPath: string, options: SegmenterOptions): Promise<OnnxSegmenter> {
   const threads = Math.max(1, Math.min(options.threads, availableParallelism() * 2));
-  const workerData: SegmenterWorkerData = { modelPath, threads, memoryArena: options.memoryArena ?? true, memoryPattern: options.memoryPattern ?? false };
+  const workerData: SegmenterWorkerData = {
+    modelPath,
+    threads,
+    memoryArena: options.memoryArena ?? true,
+    memoryPattern: options.memoryPattern ?? false,
+    processing: options.processing ?? ISNET_PROCESSING,
+    executionProvider: options.executionProvider ?? 'cpu',
+  };
   const module = besideThisModule(import.meta.url, 'segmenter-worker');
   const started = await Promise.all(Array.from({ length: options.instances ?? 1 }, () => startWorkerThread<SegmenterReady>(module, workerData)));
   const { size } = started[0].ready;

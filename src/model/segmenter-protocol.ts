@@ -6,9 +6,14 @@
  * tensors are moved with transfer lists, never copied.
  */
 import type { ThreadError } from '../threads/thread-error.js';
+import type { ModelProcessing } from './model-processing.js';
 
 export interface SegmenterWorkerData {
   modelPath: string;
+  /** How this model takes its picture and gives its mask (model-presets.ts or `cutout models add`). */
+  processing: ModelProcessing;
+  /** CUTOUT_EXECUTION_PROVIDER: `cpu`, or one onnxruntime-node offers (execution-provider.ts). */
+  executionProvider: string;
   threads: number;
   /** See SegmenterOptions.memoryArena. */
   memoryArena: boolean;

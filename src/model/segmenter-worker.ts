@@ -4,17 +4,24 @@
  * that calls it (its `run` only defers the call with setImmediate), so running it on the
  * main thread would freeze every other request for the length of a pass.
  *
- * It also fills the model's tensor from the picture and turns the probabilities into the
- * 8-bit mask (`isnet-tensor.ts`), so the event loop never holds the 16 MB of floats. The
+ * It also fills the model's tensor from the picture and turns the chosen output into the
+ * 8-bit mask, as the model's processing says (`model-tensor.ts`, `isnet-tensor.ts`), so the
+ * event loop never holds the 16 MB of floats. It checks the execution provider before it
+ * loads the model (`execution-provider.ts`). The
  * messages are `segmenter-protocol.ts`'s. Started with {@link ProbeWorkerData} instead, it
  * times the precision probe (quantize/probe-models.ts), reports the timings as its ready
  * message, and has nothing more to do.
  */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import { reportFailed, reportReady } from '../threads/start-worker-thread.js';
 import { toThreadError } from '../threads/thread-error.js';
-import { toMask, toModelTensor } from './isnet-tensor.js';
+import { assertProviderAvailable, providerRefused } from './execution-provider.js';
+import { toMask } from './isnet-tensor.js';
+import { channelTables, toModelTensor, toProbabilities } from './model-tensor.js';
 import { probeInput, probeModels, PROBE_CHANNELS, PROBE_SIZE } from './quantize/probe-models.js';
 import type { ProbeResult, ProbeWorkerData, SegmenterReady, SegmenterRequest, SegmenterResult, SegmenterWorkerData } from './segmenter-protocol.js';
 
@@ -75,28 +82,39 @@ if ('probe' in data) {
   }
 } else await serve(data);
 
-async function serve({ modelPath, threads, memoryArena, memoryPattern }: SegmenterWorkerData): Promise<void> {
+/** The folder of onnxruntime-node's native binding, where provider libraries are installed beside it. */
+function bindingDir(): string {
+  return join(dirname(createRequire(import.meta.url).resolve('onnxruntime-node')), '..', 'bin', 'napi-v6', process.platform, process.arch);
+}
+
+async function serve({ modelPath, threads, memoryArena, memoryPattern, processing, executionProvider }: SegmenterWorkerData): Promise<void> {
   try {
-    const session = await ort.InferenceSession.create(modelPath, sessionOptions({ threads, memoryArena, memoryPattern }));
+    assertProviderAvailable(executionProvider, ort.listSupportedBackends(), bindingDir(), existsSync);
+    const options = { ...sessionOptions({ threads, memoryArena, memoryPattern }), executionProviders: [executionProvider] };
+    const session = await ort.InferenceSession.create(modelPath, options).catch((error: unknown) => {
+      throw executionProvider === 'cpu' ? error : providerRefused(executionProvider, error);
+    });
     const inputName = session.inputNames[0];
-    const outputName = session.outputNames.includes('output') ? 'output' : session.outputNames[0];
+    const outputName = session.outputNames[processing.outputIndex];
+    if (outputName === undefined) throw new Error(`${modelPath} has ${session.outputNames.length} outputs; its processing reads output ${processing.outputIndex}`);
     const meta = session.inputMetadata[0];
     const shape = meta?.isTensor ? meta.shape : [];
-    if (shape.length !== 4 || shape[1] !== 3 || typeof shape[2] !== 'number' || shape[2] !== shape[3]) {
-      throw new Error(`${modelPath} does not look like an IS-Net model: input ${inputName} has shape [${shape.join(', ')}], expected [1, 3, S, S]`);
+    // A side the file leaves open (a symbolic dimension) is the processing's.
+    const side = (dim: number | string | undefined) => (typeof dim === 'number' && dim > 0 ? dim : processing.inputSize);
+    if (shape.length !== 4 || shape[1] !== 3 || side(shape[2]) !== processing.inputSize || side(shape[3]) !== processing.inputSize) {
+      throw new Error(`${modelPath} has input ${inputName} of shape [${shape.join(', ')}], expected [1, 3, ${processing.inputSize}, ${processing.inputSize}] (its input size)`);
     }
-    const size = shape[2];
+    const size = processing.inputSize;
+    const tables = channelTables(processing);
     // The tensor of `rgb` runs, filled here for each: it never leaves this thread.
     let tensor: Float32Array | undefined;
 
-    /** One pass on a filled tensor: the model's `size × size` probabilities. */
+    /** One pass on a filled tensor: the model's `size × size` probabilities, read from its output as the processing says. */
     const run = async (planar: Float32Array): Promise<Float32Array> => {
       const results = await session.run({ [inputName]: new ort.Tensor('float32', planar, [1, 3, size, size]) }, [outputName]);
-      const probabilities = results[outputName]?.data;
-      if (!(probabilities instanceof Float32Array) || probabilities.length !== size * size) {
-        throw new Error(`model output ${outputName} has ${probabilities?.length} values, expected ${size * size}`);
-      }
-      return probabilities;
+      const output = results[outputName];
+      if (!(output?.data instanceof Float32Array)) throw new Error(`model output ${outputName} is not float32`);
+      return toProbabilities(output.data, output.dims, size, processing, outputName);
     };
 
     port.on('message', async ({ id, rgb, tensor: given }: SegmenterRequest) => {
@@ -110,7 +128,7 @@ async function serve({ modelPath, threads, memoryArena, memoryPattern }: Segment
         // second pass, not a second pass's worth of memory.
         const masks: Uint8Array[] = [];
         for (const data of rgb) {
-          const planar = toModelTensor({ data, width: size, height: size, channels: 3 }, (tensor ??= new Float32Array(3 * size * size)));
+          const planar = toModelTensor({ data, width: size, height: size, channels: 3 }, tables, (tensor ??= new Float32Array(3 * size * size)));
           masks.push(toMask(await run(planar), size).data);
         }
         port.postMessage({ id, masks } satisfies SegmenterResult, masks.map((mask) => mask.buffer as ArrayBuffer));

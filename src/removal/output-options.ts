@@ -1,4 +1,5 @@
 import { CutoutError } from '../errors.js';
+import { MODEL_NAME } from '../model/model-presets.js';
 import type { AnswerSpec, Length, RegionOfInterest, RequestedFormat, Rgba } from '../pipeline/answer-spec.js';
 import type { Quality } from '../pipeline/views.js';
 import { readPosition, readScale, readShadowOpacity, readShadowType, readSize } from './option-values.js';
@@ -29,6 +30,8 @@ export interface OutputOptions {
   placement?: AnswerSpec['placement'];
   /** `add_shadow`, `shadow_type`, `shadow_opacity`. */
   shadow?: AnswerSpec['shadow'];
+  /** Which loaded model cuts (a CUTOUT_MODELS name); absent: the default. Checked against the loaded ones by the model service. */
+  model?: string;
 }
 
 /** The options of a request that sent none: today's answer, a full-size transparent PNG. */
@@ -69,6 +72,7 @@ export function parseOutputOptions(fields: Readonly<Record<string, unknown>>, so
   if (has('add_shadow') && boolean('add_shadow', fields.add_shadow, source)) {
     options.shadow = { kind: has('shadow_type') ? readShadowType(fields.shadow_type) : 'drop', opacity: has('shadow_opacity') ? readShadowOpacity(fields.shadow_opacity) : 0.5 };
   }
+  if (has('model')) options.model = modelName(fields.model);
   if (options.channels === 'alpha' && (options.bgColor || options.bgImageUrl)) {
     throw invalid('channels: alpha answers the mask alone, which has no background: leave out bg_color and bg_image_url, or ask for rgba.');
   }
@@ -123,6 +127,11 @@ function colour(value: unknown): Rgba {
   const full = hex.length === 3 ? [...hex].map((digit) => digit + digit).join('') : hex;
   const channel = (at: number) => parseInt(full.slice(at, at + 2), 16);
   return [channel(0), channel(2), channel(4), full.length === 8 ? channel(6) : 255];
+}
+
+function modelName(value: unknown): string {
+  if (typeof value === 'string' && MODEL_NAME.test(value.trim())) return value.trim();
+  throw invalid(`model must be the name of one of the server's models (lower-case letters, digits, '.', '_', '-'), not ${shown(value)}.`);
 }
 
 function url(name: string, value: unknown): string {

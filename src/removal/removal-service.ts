@@ -94,21 +94,24 @@ export class RemovalService {
   }
 
   /**
-   * One image through the pipeline: the model step waits in the inference queue, and the
+   * One image through the pipeline, cut by the model the options name (the default when they
+   * name none; `unknown_model` for one not loaded): the model step waits in the inference queue, and the
    * signal drops it from there. A background image is fetched while the image waits and the
    * model runs. The model cannot be interrupted mid-run; once the signal has aborted, the
    * answer is the signal's reason and the result is dropped. An HEIC/HEIF photo is first
    * decoded on the HEIC thread (`heic-thread.ts`).
    */
-  async remove(photo: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground> {
+  async remove(photo: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground & { model: string }> {
     const config = this.#config;
     const options = request.options ?? NO_OPTIONS;
+    // Before the photo is read or the background fetched: an unknown model is told at once.
+    const model = this.#model.segmenterFor(options.model);
     const bytes = await untilAborted(this.#heic.readable(photo, config.maxPixels), signal);
     const backgroundBytes = request.backgroundImage ? Promise.resolve(request.backgroundImage) : options.bgImageUrl ? this.fetch(options.bgImageUrl, 'bg_image_url', signal) : undefined;
     const backgroundImage = backgroundBytes?.then((image) => this.#heic.readable(image, config.maxPixels));
     backgroundImage?.catch(() => {}); // awaited by the pipeline once the mask is there
     const work = removeBackground(bytes, {
-      segmenter: this.#model.segmenter,
+      segmenter: model.segmenter,
       finisher: this.#finisher,
       slot: this.#queue,
       signal,
@@ -126,6 +129,9 @@ export class RemovalService {
       backgroundImage,
     });
     work.catch(() => {});
-    return untilAborted(work, signal);
+    return untilAborted(
+      work.then((removed) => ({ ...removed, model: model.name })),
+      signal,
+    );
   }
 }

@@ -7,6 +7,7 @@ export const SERVER_ERROR_STATUS = {
   malformed_json: 400,
   invalid_base64: 400,
   url_not_allowed: 400,
+  unknown_model: 400,
   missing_token: 401,
   invalid_token: 401,
   expired_token: 401,

@@ -42,12 +42,14 @@ export interface OutputOptions {
   shadow_type?: 'drop' | '3D' | 'car';
   /** The shadow's darkness, 0–100 (default 50). */
   shadow_opacity?: number;
+  /** Which of the server's loaded models cuts (its `CUTOUT_MODELS`; default the first). An unknown one is 400 `unknown_model`. */
+  model?: string;
 }
 
 /** The option names, to pick them out of an object that holds more. */
 export const OUTPUT_OPTION_NAMES = [
   'format', 'channels', 'bg_color', 'bg_image_url', 'crop', 'crop_margin', 'max_width', 'max_height', 'roi', 'refine',
-  'quality', 'size', 'scale', 'position', 'add_shadow', 'shadow_type', 'shadow_opacity',
+  'quality', 'size', 'scale', 'position', 'add_shadow', 'shadow_type', 'shadow_opacity', 'model',
 ] as const satisfies readonly (keyof OutputOptions)[];
 
 /** The options that were given (undefined ones left out), as JSON fields. */

@@ -87,6 +87,8 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
     var maxWidth = document.getElementById('try-max-width').value.trim();
     if (maxWidth) query.set('max_width', maxWidth);
     if (box) query.set('roi', [box.x1, box.y1, box.x2, box.y2].join(' '));
+    var model = document.getElementById('try-model');
+    if (model) query.set('model', model.value);
     return query.toString();
   }
 

@@ -16,7 +16,7 @@ export const tryItRoutes: FastifyPluginAsync = async (app) => {
   const { config } = app;
 
   app.get('/try-it', { preHandler: requireSignedIn }, async (request, reply) =>
-    sendPage(reply, tryItPage(request.dashboardSession!, csrfToken(request, reply), config.maxImageBytes, config.quality)),
+    sendPage(reply, tryItPage(request.dashboardSession!, csrfToken(request, reply), config.maxImageBytes, config.quality, app.model.names)),
   );
 
   await app.register(async (api) => {
@@ -35,8 +35,8 @@ export const tryItRoutes: FastifyPluginAsync = async (app) => {
         if (!Buffer.isBuffer(bytes) || bytes.length === 0) throw new CutoutError('invalid_request', 'Send the image as the request body (application/octet-stream).');
         const options = parseOutputOptions(request.query as Record<string, unknown>, 'form');
         const format = options.format ?? 'png';
-        const { bytes: image, format: encoded, width, height, uncertainty, timings } = await app.removals.remove(bytes, app.removals.signalFor(reply), { options, format });
-        request.removalTimings = timings;
+        const { bytes: image, format: encoded, width, height, uncertainty, timings, model } = await app.removals.remove(bytes, app.removals.signalFor(reply), { options, format });
+        request.removalTimings = { ...timings, model };
         request.log.info({ width, height, format }, 'dashboard: try-it removal');
         return reply.type(ENCODED_TYPES[encoded]).header('cache-control', 'no-store').header('x-uncertainty', uncertainty.toFixed(3)).send(image);
       },

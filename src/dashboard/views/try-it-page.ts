@@ -32,9 +32,11 @@ const QUALITY_CHOICES: [Quality, string][] = [
 
 /**
  * Choose the result's options, drop or choose an image; see it before and after, side by
- * side; download the result; box the subject when the model chose the wrong one.
+ * side; download the result; box the subject when the model chose the wrong one. `quality` is
+ * the server's default; `models` are its loaded models, the default first: with more than
+ * one, a menu picks the one that cuts.
  */
-export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes: number, quality: Quality): string {
+export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes: number, quality: Quality, models: readonly string[] = []): string {
   const limit = maxImageBytes >= 1024 * 1024 ? `${Math.floor(maxImageBytes / (1024 * 1024))} MiB` : `${Math.floor(maxImageBytes / 1024)} KiB`;
   const body = html`<div class="page-head"><h1>Try it</h1>
   <p class="muted">Runs the same pipeline and waits in the same queue as the API. Nothing is stored, and it is not counted in Usage.</p></div>
@@ -47,6 +49,7 @@ export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes
       </label>
       <fieldset class="options" id="try-options"><legend>Result</legend>
         <label>Quality <select name="quality" id="try-quality">${QUALITY_CHOICES.map(([value, text]) => html`<option value="${value}"${value === quality && html` selected`}>${text}</option>`)}</select></label>
+        ${models.length > 1 ? html`<label>Model <select name="model" id="try-model">${models.map((name) => html`<option value="${name}">${name}</option>`)}</select></label>` : ''}
         <label>Format <select name="format" id="try-format"><option value="png">PNG</option><option value="webp">WebP</option><option value="jpg">JPEG</option></select></label>
         <label>Background <select name="background" id="try-background"><option value="transparent">Transparent</option><option value="colour">Colour</option></select></label>
         <label>Colour <input type="color" name="bg_color" id="try-colour" value="#ffffff"></label>

@@ -75,9 +75,9 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { raw, format } = chooseAnswer(request.headers.accept, options.format);
     const answer = await app.removals.remove(bytes, signal, { options, format });
     request.inputMegapixels = (answer.input.width * answer.input.height) / 1e6;
-    request.removalTimings = answer.timings;
+    request.removalTimings = { ...answer.timings, model: answer.model };
     reply.header('server-timing', Object.entries(answer.timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', '));
-    reply.header('x-width', answer.width).header('x-height', answer.height).header('x-uncertainty', answer.uncertainty.toFixed(3));
+    reply.header('x-width', answer.width).header('x-height', answer.height).header('x-uncertainty', answer.uncertainty.toFixed(3)).header('x-model', answer.model);
     if (answer.foreground) {
       const { top, left, width, height } = answer.foreground;
       reply.headers({ 'x-foreground-top': top, 'x-foreground-left': left, 'x-foreground-width': width, 'x-foreground-height': height });

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { MODEL_NAME } from '../../model/model-presets.js';
 
 const MAX_SIDE = 65_535;
 
@@ -25,6 +26,7 @@ const MEANING = {
   add_shadow: 'A shadow under the subject, cast from its own alpha (default false).',
   shadow_type: 'drop (default), 3D or car (flattened onto the subject\'s bottom edge), with add_shadow.',
   shadow_opacity: 'The shadow\'s darkness, 0 to 100 (default 50), with add_shadow.',
+  model: 'Which of the server\'s loaded models cuts (a name from its CUTOUT_MODELS; default the first). A model the server has not loaded is 400 unknown_model, whose detail lists those it has.',
 } as const;
 
 const LENGTH_PATTERN = '^\\d+(\\.\\d+)?(px|%)?$';
@@ -48,6 +50,7 @@ export const OPTION_FIELDS = {
   add_shadow: Type.Optional(Type.Boolean({ description: MEANING.add_shadow })),
   shadow_type: Type.Optional(Type.String({ enum: ['drop', '3D', 'car'], description: MEANING.shadow_type })),
   shadow_opacity: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 100 }), Type.String()], { description: MEANING.shadow_opacity })),
+  model: Type.Optional(Type.String({ pattern: MODEL_NAME.source, description: MEANING.model, examples: ['isnet'] })),
 };
 
 /** The same options as form fields of the upload: every value is text. */
