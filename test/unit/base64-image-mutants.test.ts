@@ -43,6 +43,7 @@ describe('decodeBase64Image', () => {
     expect(refusal('data:image/png,3q2+7w==')).toEqual({ code: 'invalid_base64', message: 'image_base64 has a character that is not Base64 at position 4: ":".' });
     expect(refusal('data:image/png;base64;3q2+7w==').code).toBe('invalid_base64');
     expect(refusal('xdata:image/png;base64,3q2+7w==').code).toBe('invalid_base64');
+    expect(refusal('AAAAdata:image/png;base64,3q2+7w==')).toEqual({ code: 'invalid_base64', message: 'image_base64 has a character that is not Base64 at position 8: ":".' });
     expect(refusal('data:image/png;base64,data:image/png;base64,3q2+7w==').code).toBe('invalid_base64');
   });
 

@@ -3,7 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CutoutError, type ErrorCode } from '../../src/errors.js';
-import { fetchImage, type FetchImageOptions } from '../../src/fetch/fetch-image.js';
+import { fetchImage, fetchImageWithPolicy, type FetchImageOptions } from '../../src/fetch/fetch-image.js';
 
 // Edges of the URL fetch that test/fetch-image.test.ts leaves open: which statuses count as an
 // answer, every part of a credential, a redirect without a usable Location, an exact
@@ -109,6 +109,13 @@ describe('fetchImage', () => {
     const notAllowed = await failure(fetchImage(`http://example.com:${port}/`, { ...LOCAL, lookup, allowHosts: ['*.example.com'] }), 'url_not_allowed');
     expect(notAllowed.message).toBe('image_url: host example.com is not on the allow list.');
     expect((await fetchImage(`http://a.example.com:${port}/`, { ...LOCAL, lookup, allowHosts: [' *.example.com '] })).equals(IMAGE)).toBe(true);
+    const bareDot = await failure(fetchImage(`http://.example.com:${port}/`, { ...LOCAL, lookup, allowHosts: ['*.example.com'] }), 'url_not_allowed');
+    expect(bareDot.message).toBe('image_url: host .example.com is not on the allow list.');
+  });
+
+  it('keeps the parse error of a URL that is not one as the cause', async () => {
+    const error = await failure(fetchImage('not a url', LOCAL), 'url_not_allowed');
+    expect(error.cause).toBeInstanceOf(TypeError);
   });
 
   describe('name resolution', () => {
@@ -116,6 +123,22 @@ describe('fetchImage', () => {
       (answer: (callback: (error: NodeJS.ErrnoException | null, address: string | { address: string; family: number }[], family?: number) => void) => void): LookupFunction =>
       (_hostname, _options, callback) =>
         setImmediate(() => answer(callback as never));
+
+    it('asks the resolver for every address of the name, and checks each', async () => {
+      const server = await serve((_req, res) => res.writeHead(200).end(IMAGE));
+      const port = new URL(server.url).port;
+      // Like dns.lookup: the first address only, unless asked for all.
+      const lookup: LookupFunction = (_hostname, options, callback) =>
+        setImmediate(() => {
+          const answers = [{ address: '127.0.0.1', family: 4 }, { address: '10.0.0.7', family: 4 }];
+          if (options.all === true) callback(null, answers);
+          else callback(null, answers[0].address, answers[0].family);
+        });
+      const loopbackOnly = (address: { toString(): string }) => (address.toString() === '127.0.0.1' ? undefined : 'private');
+      const error = await failure(fetchImageWithPolicy(`http://mixed.test:${port}/`, { ...LOCAL, lookup }, loopbackOnly), 'url_not_allowed');
+      expect(error.message).toBe('image_url: host mixed.test resolves to a non-public address (private).');
+      expect(server.requests).toHaveLength(0);
+    });
 
     it('fails when the name has no addresses', async () => {
       const lookup = lookupAnswering((callback) => callback(null, []));

@@ -1,4 +1,7 @@
+import Fastify from 'fastify';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { rateLimitPlugin } from '../../src/http/rate-limit.js';
 import { ModelService } from '../../src/model/model-service.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { uniformMask } from '../helpers/fake-segmenter.js';
@@ -14,10 +17,10 @@ afterEach(async () => {
   t = undefined;
 });
 
-async function start(rateLimit: number): Promise<TestApp> {
+async function start(rateLimit: number, redisUrl?: string): Promise<TestApp> {
   // A tiny stand-in model: the limit is about counting, not pixels.
   const model = ModelService.ofSegmenter({ size: 32, segment: async () => uniformMask(32, 255), close: async () => {} });
-  t = await startTestApp({ rateLimit }, { model });
+  t = await startTestApp({ rateLimit, redisUrl }, { model });
   return t;
 }
 
@@ -84,6 +87,35 @@ describe('the per-token rate limit', () => {
       const response = await post(app, token);
       expect(response.statusCode).toBe(400);
       expect(response.headers['ratelimit-limit']).toBeUndefined();
+    }
+  });
+});
+
+describe('the rate limit plugin', () => {
+  it('refuses to be registered where the services and the auth hook are not, so that it never counts by address', async () => {
+    const app = Fastify();
+    try {
+      await expect(app.register(rateLimitPlugin).ready()).rejects.toThrow(/dependency 'cutout-services' of plugin 'cutout-rate-limit'/);
+    } finally {
+      await app.close().catch(() => {});
+    }
+  });
+});
+
+const redisUrl = process.env.REDIS_URL;
+describe.skipIf(!redisUrl)('the rate limit in Redis', () => {
+  it("keeps its counts under Cutout's own key prefix", async () => {
+    const app = await start(1, redisUrl);
+    const redis = new Redis(redisUrl!);
+    try {
+      const token = await app.managedToken();
+      const { userTokenId } = await app.tokens.verifyManagedToken(token, undefined);
+      expect((await post(app, token)).statusCode).toBe(400);
+      expect((await post(app, token)).statusCode).toBe(429);
+      // The count is keyed by the user token; other tests may share this Redis.
+      expect(await redis.keys(`*${userTokenId}*`)).toEqual([`cutout-rate-${userTokenId}`]);
+    } finally {
+      redis.disconnect();
     }
   });
 });

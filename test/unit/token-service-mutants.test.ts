@@ -71,6 +71,14 @@ describe('the Authorization header', () => {
     }
   });
 
+  it('strips Bearer only at the start: a token whose secret ends in Bearer stays whole', async () => {
+    const { token } = await tokens.createUserToken('unlucky');
+    const managedToken = `cut_mgd_${'A'.repeat(37)}Bearer`;
+    await store.createManagedToken(sha256(managedToken), token.id, at(0), at(TTL));
+    expect((await tokens.verifyManagedToken(managedToken, undefined)).userTokenId).toBe(token.id);
+    expect((await tokens.verifyManagedToken(`Bearer ${managedToken}`, undefined)).userTokenId).toBe(token.id);
+  });
+
   it('says what a managed token looks like, and where to get one', async () => {
     expect(await refusal(tokens.verifyManagedToken('hello', undefined))).toEqual({
       code: 'invalid_token',
