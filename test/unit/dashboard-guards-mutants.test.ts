@@ -146,6 +146,7 @@ describe('a form post', () => {
       expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(response.headers['cache-control']).toBe('no-store');
       expect(response.body).toContain('<h1>This form has expired</h1>');
+      expect(response.body).toContain('<title>Form expired · Cutout</title>');
       expect(cookieOf(response, 'cutout_session')).toBeUndefined();
     }
     // The refusal page carries a token that works for the cookie it was sent with.
@@ -164,6 +165,14 @@ describe('a form post', () => {
       payload: form({ _csrf: 'x', email: EMAIL, password: PASSWORD }),
     });
     expect(response.statusCode).toBe(403);
+  });
+
+  it('with the token in x-csrf-token and no body at all reads every field as empty', async () => {
+    const { app } = await withAccount();
+    const { cookie, token } = await signInPage(app);
+    const response = await app.app.inject({ method: 'POST', url: '/dashboard/sign-in', headers: { 'x-csrf-token': token }, cookies: { cutout_presession: cookie } });
+    expect(response.statusCode).toBe(401);
+    expect(response.body).toContain('name="email" required autocomplete="username" value=""');
   });
 
   it('reads a field sent twice as empty, never as a list', async () => {

@@ -44,7 +44,7 @@ describe('parseOutputOptions', () => {
     expect(parseOutputOptions({ format: 'webp' }, 'form').format).toBe('webp');
     expect(parseOutputOptions({ format: 'jpg' }, 'json').format).toBe('jpeg');
     expect(parseOutputOptions({ format: 'jpeg' }, 'json').format).toBe('jpeg');
-    for (const format of ['PNG', 'gif', 'toString', '__proto__', 7]) expect(refusal({ format }, 'json').message).toMatch(/^format must be/);
+    for (const format of ['PNG', 'gif', 'toString', '__proto__', 7, ['png']]) expect(refusal({ format }, 'json').message).toMatch(/^format must be/);
   });
 
   it('takes channels rgba or alpha', () => {
@@ -96,6 +96,7 @@ describe('parseOutputOptions', () => {
     it('take the words true and false from a form, in any case, trimmed', () => {
       expect(parseOutputOptions({ crop: 'TRUE', refine: ' False ' }, 'form')).toMatchObject({ crop: true, refine: false });
       expect(parseOutputOptions({ crop: 'false', refine: 'true' }, 'form')).toMatchObject({ crop: false, refine: true });
+      expect(parseOutputOptions({ crop: ' True ' }, 'form').crop).toBe(true);
       expect(refusal({ crop: true }, 'form').message).toBe('crop must be true or false, not true.');
       for (const crop of ['yes', '1', 'true false', 'truex', 'xfalse']) expect(refusal({ crop }, 'form').message).toBe(`crop must be true or false, not ${JSON.stringify(crop)}.`);
     });
@@ -114,6 +115,8 @@ describe('parseOutputOptions', () => {
       for (const max_height of ['0', '1.5', '65536', '+5', '-5', '5px', 'x5', '5x']) {
         expect(refusal({ max_height }, 'form').message).toMatch(/^max_height must be a whole number of pixels from 1 to 65535, not /);
       }
+      // A field sent twice, as a form parser may hand it over.
+      expect(refusal({ max_width: ['5', '6'] }, 'form').message).toBe('max_width must be a whole number of pixels from 1 to 65535, not ["5","6"].');
     });
   });
 
@@ -125,6 +128,8 @@ describe('parseOutputOptions', () => {
       expect(parseOutputOptions({ crop_margin: ' 30 ' }, 'form').cropMargin).toEqual(px(30));
       expect(parseOutputOptions({ crop_margin: '65535px' }, 'form').cropMargin).toEqual(px(65_535));
       expect(parseOutputOptions({ crop_margin: '12.5%' }, 'json').cropMargin).toEqual(pc(12.5));
+      expect(parseOutputOptions({ crop_margin: '12.25%' }, 'json').cropMargin).toEqual(pc(12.25));
+      expect(parseOutputOptions({ crop_margin: ' 30px ' }, 'json').cropMargin).toEqual(px(30));
       expect(parseOutputOptions({ crop_margin: '100%' }, 'form').cropMargin).toEqual(pc(100));
     });
 
