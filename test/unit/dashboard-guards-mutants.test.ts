@@ -1,6 +1,9 @@
 import { randomBytes, randomUUID, scryptSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import cookie from '@fastify/cookie';
+import Fastify from 'fastify';
 import { AccountService } from '../../src/dashboard/account-service.js';
+import { sessionPlugin } from '../../src/dashboard/session.js';
 import { ModelService } from '../../src/model/model-service.js';
 import { startDashboardApp, type DashboardApp } from '../browser/dashboard-app.js';
 import { fakeSegmenter } from '../helpers/fake-segmenter.js';
@@ -91,6 +94,15 @@ describe('the pre-session CSRF token', () => {
     expect(cookieOf(first, 'cutout_presession')).toBeUndefined();
     expect(csrfOf(again)).toBe(csrfOf(first));
     expect(csrfOf(other)).not.toBe(csrfOf(first));
+  });
+
+  it('is not bound to a session cookie that names no live session', async () => {
+    const { app } = await withAccount();
+    const seed = 's'.repeat(43);
+    const alone = await app.app.inject({ url: '/dashboard/sign-in', cookies: { cutout_presession: seed } });
+    const withBogus = await app.app.inject({ url: '/dashboard/sign-in', cookies: { cutout_presession: seed, cutout_session: 'b'.repeat(43) } });
+    expect(withBogus.statusCode).toBe(200);
+    expect(csrfOf(withBogus)).toBe(csrfOf(alone));
   });
 
   it('replaces a cookie longer than 100 characters or empty', async () => {
@@ -304,5 +316,19 @@ describe("try-it's JSON endpoint", () => {
     const passed = await remove(app, cookies, { 'x-csrf-token': token });
     expect(passed.statusCode).toBe(400);
     expect(passed.json().detail).toBe('Send the image as the request body (application/octet-stream).');
+  });
+});
+
+describe('the session plugin', () => {
+  it('refuses to be registered before the cookie parser it reads from', async () => {
+    const app = Fastify();
+    try {
+      await expect(app.register(sessionPlugin).ready()).rejects.toThrow(/dependency '@fastify\/cookie' of plugin 'cutout-dashboard-session'/);
+    } finally {
+      await app.close().catch(() => {});
+    }
+    const withCookies = Fastify();
+    await withCookies.register(cookie).register(sessionPlugin).ready();
+    await withCookies.close();
   });
 });
