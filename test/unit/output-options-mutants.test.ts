@@ -35,7 +35,7 @@ describe('parseOutputOptions', () => {
     expect(form).toMatchObject({ channels: 'rgba', crop: false, cropMargin: px(0) });
     expect(form.format).toBeUndefined();
     expect(form.refine).toBeUndefined();
-    expect(refusal({ format: '' }, 'json').message).toMatch(/^format must be png, webp, jpg or jpeg, not ""\.$/);
+    expect(refusal({ format: '' }, 'json').message).toMatch(/^format must be png, webp, jpg or jpeg\b.*, not ""\.$/);
     expect(refusal({ bg_image_url: '' }, 'json').message).toContain('bg_image_url');
   });
 

@@ -19,7 +19,7 @@ afterEach(async () => {
 
 async function start(rateLimit: number, redisUrl?: string): Promise<TestApp> {
   // A tiny stand-in model: the limit is about counting, not pixels.
-  const model = ModelService.ofSegmenter({ size: 32, segment: async () => uniformMask(32, 255), close: async () => {} });
+  const model = ModelService.ofSegmenter({ size: 32, segment: async (pictures) => pictures.map(() => uniformMask(32, 255)), close: async () => {} });
   t = await startTestApp({ rateLimit, redisUrl }, { model });
   return t;
 }
