@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CutoutError, type ErrorCode } from '../src/errors.js';
 import { nonPublicReason, parseAddress, type AddressPolicy } from '../src/fetch/address-policy.js';
 import { fetchImage, fetchImageWithPolicy, type FetchImageOptions } from '../src/fetch/fetch-image.js';
+import { cutoutFailure } from './helpers/cutout-failure.js';
 
 const IMAGE = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 // A deadline no loopback answer misses on a loaded machine; the deadline's own tests set theirs.
@@ -89,15 +90,6 @@ function stubLookup(table: Record<string, string | string[] | (() => string)>, c
 /** The address policy with one exception, so a loopback test server can stand in for a public host. */
 const loopbackCountsAsPublic: AddressPolicy = (address) => (address.toString() === '127.0.0.1' ? undefined : nonPublicReason(address));
 
-async function failureOf(promise: Promise<unknown>, code: ErrorCode): Promise<CutoutError> {
-  const error = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error, 'the fetch should have failed').toBeInstanceOf(CutoutError);
-  expect((error as CutoutError).code, (error as CutoutError).message).toBe(code);
-  return error as CutoutError;
-}
 
 describe('address policy', () => {
   it.each([
@@ -131,7 +123,7 @@ describe('fetchImage', () => {
 
   it('refuses 127.0.0.1 unless allowPrivate is set', async () => {
     const server = await serveImage();
-    const error = await failureOf(fetchImage(`http://127.0.0.1:${server.port}/`, BASE), 'url_not_allowed');
+    const error = await cutoutFailure(fetchImage(`http://127.0.0.1:${server.port}/`, BASE), 'url_not_allowed');
     expect(error.message).toContain('loopback');
     expect(server.requests).toHaveLength(0);
   });
@@ -178,7 +170,7 @@ describe('fetchImage', () => {
     ['Teredo', 'http://[2001::1]/'],
   ])('refuses a literal %s address (%s)', async (_name, url) => {
     const calls: string[] = [];
-    const error = await failureOf(fetchImage(url, { ...BASE, lookup: stubLookup({}, calls) }), 'url_not_allowed');
+    const error = await cutoutFailure(fetchImage(url, { ...BASE, lookup: stubLookup({}, calls) }), 'url_not_allowed');
     expect(error.message).toContain('not a public address');
     expect(calls).toEqual([]);
   });
@@ -192,7 +184,7 @@ describe('fetchImage', () => {
     ['IPv6 unique-local', 'fd00::1'],
   ])('refuses a name that resolves to %s', async (_name, answer) => {
     const lookup = stubLookup({ 'images.example.com': answer });
-    const error = await failureOf(fetchImage('http://images.example.com/cat.png', { ...BASE, lookup }), 'url_not_allowed');
+    const error = await cutoutFailure(fetchImage('http://images.example.com/cat.png', { ...BASE, lookup }), 'url_not_allowed');
     expect(error.message).toContain('images.example.com resolves to a non-public address');
     // The caller must not learn the internal address.
     for (const address of [answer].flat()) expect(error.message).not.toContain(address);
@@ -219,7 +211,7 @@ describe('fetchImage', () => {
   it('refuses a redirect to a private address before connecting, even after an allowed first hop', async () => {
     const server = await serve((_req, res) => res.writeHead(302, { Location: `http://internal.test:${server.port}/secret` }).end());
     const lookup = stubLookup({ 'public.test': '127.0.0.1', 'internal.test': '10.0.0.1' });
-    const error = await failureOf(
+    const error = await cutoutFailure(
       fetchImageWithPolicy(`http://public.test:${server.port}/`, { ...BASE, lookup }, loopbackCountsAsPublic),
       'url_not_allowed',
     );
@@ -230,7 +222,7 @@ describe('fetchImage', () => {
   it('refuses a redirect to a literal metadata address', async () => {
     const server = await serve((_req, res) => res.writeHead(301, { Location: 'http://169.254.169.254/latest/meta-data/' }).end());
     const lookup = stubLookup({ 'public.test': '127.0.0.1' });
-    const error = await failureOf(
+    const error = await cutoutFailure(
       fetchImageWithPolicy(`http://public.test:${server.port}/`, { ...BASE, lookup }, loopbackCountsAsPublic),
       'url_not_allowed',
     );
@@ -244,7 +236,7 @@ describe('fetchImage', () => {
   ])('refuses a redirect to %s', async (_name, location, detail) => {
     const server = await serve((_req, res) => res.writeHead(307, { Location: location }).end());
     const options = { ...BASE, allowPrivate: true, denyHosts: ['blocked.test'] };
-    const error = await failureOf(fetchImage(`http://127.0.0.1:${server.port}/`, options), 'url_not_allowed');
+    const error = await cutoutFailure(fetchImage(`http://127.0.0.1:${server.port}/`, options), 'url_not_allowed');
     expect(error.message).toBe(detail);
     expect(server.requests).toHaveLength(1);
   });
@@ -261,21 +253,21 @@ describe('fetchImage', () => {
     expect(bytes.equals(IMAGE)).toBe(true);
     expect(server.requests).toHaveLength(4);
 
-    const error = await failureOf(fetchImage(url, { ...BASE, allowPrivate: true, maxRedirects: 2 }), 'upstream_fetch_failed');
+    const error = await cutoutFailure(fetchImage(url, { ...BASE, allowPrivate: true, maxRedirects: 2 }), 'upstream_fetch_failed');
     expect(error.message).toBe('image_url redirected more than 2 times.');
     expect(server.requests).toHaveLength(4 + 3);
   });
 
   it('fails with upstream_fetch_failed on a 404 and names the status', async () => {
     const server = await serve((_req, res) => res.writeHead(404).end('no such cat'));
-    const error = await failureOf(fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true }), 'upstream_fetch_failed');
+    const error = await cutoutFailure(fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true }), 'upstream_fetch_failed');
     expect(error.message).toBe('image_url answered HTTP 404.');
   });
 
   it('wraps a refused connection with its cause and a short reason', async () => {
     const server = await serveImage();
     await server.close();
-    const error = await failureOf(fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true }), 'upstream_fetch_failed');
+    const error = await cutoutFailure(fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true }), 'upstream_fetch_failed');
     expect(error.message).toBe('image_url could not be fetched (ECONNREFUSED).');
     expect(error.cause).toBeInstanceOf(Error);
   });
@@ -285,11 +277,11 @@ describe('fetchImage', () => {
       res.writeHead(200, { 'Content-Length': '100' });
       res.write(IMAGE, () => res.destroy());
     });
-    await failureOf(fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true }), 'upstream_fetch_failed');
+    await cutoutFailure(fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true }), 'upstream_fetch_failed');
   });
 
   it('fails with upstream_fetch_failed when the name does not resolve', async () => {
-    const error = await failureOf(fetchImage('http://nowhere.test/', { ...BASE, lookup: stubLookup({}) }), 'upstream_fetch_failed');
+    const error = await cutoutFailure(fetchImage('http://nowhere.test/', { ...BASE, lookup: stubLookup({}) }), 'upstream_fetch_failed');
     expect(error.message).toBe('image_url: host nowhere.test could not be resolved (ENOTFOUND).');
   });
 
@@ -300,7 +292,7 @@ describe('fetchImage', () => {
       req.socket.on('close', () => clearInterval(timer));
     });
     const started = performance.now();
-    const error = await failureOf(
+    const error = await cutoutFailure(
       fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true, timeoutMs: 300 }),
       'upstream_timeout',
     );
@@ -314,7 +306,7 @@ describe('fetchImage', () => {
   it('times out a server that never answers', async () => {
     const server = await serve(() => {});
     const started = performance.now();
-    const error = await failureOf(fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true, timeoutMs: 300 }), 'upstream_timeout');
+    const error = await cutoutFailure(fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true, timeoutMs: 300 }), 'upstream_timeout');
     expect(error.message).toBe('image_url did not finish within 300 ms.');
     expect(performance.now() - started).toBeLessThan(CEILING_MS);
   });
@@ -324,7 +316,7 @@ describe('fetchImage', () => {
     // deadline is far beyond the test's, so only the abort can end the fetch in time.
     const caller = new AbortController();
     const server = await serve(() => caller.abort());
-    const error = await failureOf(
+    const error = await cutoutFailure(
       fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true, timeoutMs: 600_000, signal: caller.signal }),
       'upstream_fetch_failed',
     );
@@ -338,7 +330,7 @@ describe('fetchImage', () => {
       res.writeHead(200, { 'Content-Length': '1000000' });
       res.write(IMAGE);
     });
-    const error = await failureOf(
+    const error = await cutoutFailure(
       fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true, timeoutMs: 600_000 }),
       'payload_too_large',
     );
@@ -353,7 +345,7 @@ describe('fetchImage', () => {
       req.socket.on('close', () => clearInterval(timer));
     });
     // The deadline is far beyond the test's: payload_too_large can only come from the count.
-    await failureOf(fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true, timeoutMs: 600_000 }), 'payload_too_large');
+    await cutoutFailure(fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true, timeoutMs: 600_000 }), 'payload_too_large');
   });
 
   it('accepts a body of exactly maxBytes', async () => {
@@ -376,13 +368,13 @@ describe('fetchImage', () => {
     ['not a url', 'is not a valid absolute URL'],
     ['/relative/cat.png', 'is not a valid absolute URL'],
   ])('refuses %s', async (url, detail) => {
-    const error = await failureOf(fetchImage(url, { ...BASE, allowPrivate: true }), 'url_not_allowed');
+    const error = await cutoutFailure(fetchImage(url, { ...BASE, allowPrivate: true }), 'url_not_allowed');
     expect(error.message).toContain(`image_url ${detail}`);
   });
 
   it('refuses credentials in the URL', async () => {
     const server = await serveImage();
-    const error = await failureOf(
+    const error = await cutoutFailure(
       fetchImage(`http://user:secret@127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true }),
       'url_not_allowed',
     );
@@ -445,7 +437,7 @@ describe('fetchImage', () => {
         ),
     );
     const lookup = stubLookup({ 'public.test': '127.0.0.1' });
-    const error = await failureOf(
+    const error = await cutoutFailure(
       fetchImageWithPolicy(`https://public.test:${server.port}/`, { ...BASE, lookup }, loopbackCountsAsPublic),
       'upstream_fetch_failed',
     );
