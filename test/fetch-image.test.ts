@@ -3,7 +3,7 @@ import https from 'node:https';
 import { isIP, type AddressInfo, type LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CutoutError, type ErrorCode } from '../src/errors.js';
+import type { CutoutError } from '../src/errors.js';
 import { nonPublicReason, parseAddress, type AddressPolicy } from '../src/fetch/address-policy.js';
 import { fetchImage, fetchImageWithPolicy, type FetchImageOptions } from '../src/fetch/fetch-image.js';
 import { cutoutFailure } from './helpers/cutout-failure.js';

@@ -2,7 +2,6 @@ import { getEventListeners } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CutoutError, type ErrorCode } from '../../src/errors.js';
 import { fetchImage, fetchImageWithPolicy, type FetchImageOptions } from '../../src/fetch/fetch-image.js';
 import { cutoutFailure } from '../helpers/cutout-failure.js';
 
