@@ -1,10 +1,11 @@
 /**
  * Cutout's speed benchmark (issue 3): the model's arithmetic and floor, end-to-end latency
- * through HTTP per stage, the peer (@imgly/background-removal-node) on the same photos,
- * throughput and latency under concurrent clients, /healthz during load, and peak memory.
+ * through HTTP per stage and per quality, the peer (@imgly/background-removal-node) on the
+ * same photos, throughput and latency under concurrent clients, /healthz during load, and
+ * peak memory.
  *
  *   npm run bench -- [--quick] [--skip-peer] [--sizes 0.7,2.5,10.7] [--concurrency 1,2,4,8,16]
- *                    [--runs N] [--out FILE.json] [--photo FILE]
+ *                    [--qualities best,fast] [--runs N] [--out FILE.json] [--photo FILE]
  *
  * It compiles src/ into bench/.build, starts that server as a child process on a free
  * loopback port with a fresh data directory (the assembled model linked in from ./data),
@@ -21,6 +22,7 @@ import { assembleModel } from '../src/model/assemble-model.js';
 import { BUNDLED_RANGES, buildInt8Model } from '../src/model/int8-model.js';
 import { decidePrecision, runPrecisionProbe } from '../src/model/precision.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
+import { QUALITIES, QUALITY_VIEWS, type Quality } from '../src/pipeline/views.js';
 import { toModelTensor } from '../src/model/isnet-tensor.js';
 import { renderLoadChart } from './bench/chart.js';
 import { CpuAccount } from './bench/cpu-account.js';
@@ -44,6 +46,10 @@ const USAGE = `usage: npm run bench -- [options]
   --skip-peer           do not run @imgly/background-removal-node (bench/peer)
   --sizes LIST          photo sizes in megapixels (default 0.7,2.5,10.7)
   --concurrency LIST    concurrent clients of the load phases (default 1,2,4,8,16; quick 1,8)
+  --qualities LIST      the request's quality values to measure (default best,fast): each in
+                        every end-to-end round, and each at 8 clients right after the server's
+                        default quality (CUTOUT_QUALITY, which the list must hold; the other
+                        levels and the memory burst send the default)
   --runs N              single-request runs per size, and model passes for the floor (default 5; quick 2)
   --out FILE.json       write every figure as JSON, and the chart as FILE.svg beside it
   --photo FILE          the photo to scale (default ../shared/fixtures/photos/animal-3.jpg)
@@ -67,6 +73,7 @@ const { values: args } = parseArgs({
     'skip-peer': { type: 'boolean', default: false },
     sizes: { type: 'string', default: '0.7,2.5,10.7' },
     concurrency: { type: 'string' },
+    qualities: { type: 'string', default: 'best,fast' },
     runs: { type: 'string' },
     out: { type: 'string' },
     photo: { type: 'string', default: join(ROOT, '../shared/fixtures/photos/animal-3.jpg') },
@@ -93,16 +100,33 @@ const threads = Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParalle
 const serverConfig = loadConfig(process.env);
 const segmenterOptions = { threads, memoryArena: serverConfig.inferenceMemoryArena, memoryPattern: serverConfig.inferenceMemoryPattern };
 const skipPeer = args['skip-peer'];
+/** The qualities to measure, the server's default first: its answer is "the default answer". */
+const qualities = (() => {
+  const listed = [...new Set(args.qualities.split(',').map((v) => v.trim()))];
+  const unknown = listed.filter((v) => !(QUALITIES as readonly string[]).includes(v));
+  if (listed.length === 0 || unknown.length) throw new Error(`--qualities takes ${QUALITIES.join(' and ')} separated by commas, not ${JSON.stringify(args.qualities)}`);
+  const serverDefault = serverConfig.quality;
+  if (!listed.includes(serverDefault)) throw new Error(`--qualities must include the server's default, ${serverDefault} (CUTOUT_QUALITY): the targets judge the default answer`);
+  return [serverDefault, ...(listed as Quality[]).filter((q) => q !== serverDefault)];
+})();
+const defaultQuality = qualities[0];
 
 const began = performance.now();
 const log = (line: string) => console.error(`[${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 
-/** Cutout's load levels: enough requests for percentiles, bounded so a full run stays near 15 minutes. */
-const cutoutLevels: LoadLevel[] = concurrency.map((clients) => ({
-  clients,
-  maxRequests: quick ? Math.max(2, clients) : Math.max(8, Math.min(2 * clients, 32), clients === 8 ? 24 : 0),
-  maxMs: quick ? 30_000 : 60_000,
-}));
+/**
+ * Cutout's load levels: enough requests for percentiles, bounded so a full run stays near 15
+ * minutes. Every level sends the server's default quality; the 8-client level is followed at
+ * once by the same level at each other quality, so their throughputs are compared minutes apart.
+ */
+const cutoutLevels: LoadLevel[] = concurrency.flatMap((clients) => {
+  const level = {
+    clients,
+    maxRequests: quick ? Math.max(2, clients) : Math.max(8, Math.min(2 * clients, 32), clients === 8 ? 24 : 0),
+    maxMs: quick ? 30_000 : 60_000,
+  };
+  return (clients === 8 ? qualities : [defaultQuality]).map((quality) => ({ ...level, quality }));
+});
 /** The peer is 3–10 × slower: fewer calls, and every client's first call always completes. */
 const peerLevels: LoadLevel[] = concurrency.map((clients) => ({ clients, maxRequests: quick ? clients : Math.max(4, clients), maxMs: quick ? 30_000 : 90_000 }));
 
@@ -170,8 +194,8 @@ async function main(): Promise<void> {
     const peerMemory = peer ? new PeakTracker(peer.pid) : undefined;
     if (peer) cpu.watch(peer.pid);
 
-    log(`end to end, ${runs} rounds per size: model alone, Cutout, Cutout with refine: false, peer`);
-    const endToEnd = await measureEndToEnd(images, server, peer, { runs, floorPass: () => meter.pass(), cpu, log });
+    log(`end to end, ${runs} rounds per size: model alone, Cutout at ${qualities.join(', ')}, Cutout at ${defaultQuality} with refine: false, peer (the server's default quality: ${defaultQuality})`);
+    const endToEnd = await measureEndToEnd(images, server, peer, { runs, qualities, floorPass: () => meter.pass(), cpu, log });
     const loadImage = floorInput;
     log(`load: ${loadImage.label}, clients ${concurrency.join(', ')}; ${PASSES_AROUND_LEVELS} bare passes before each level and after the last`);
     const floorMeter = meter;
@@ -182,7 +206,8 @@ async function main(): Promise<void> {
     const largest = images.reduce((a, b) => (b.megapixels > a.megapixels ? b : a));
     const memoryClients = 16;
     log(`memory: ${memoryClients} concurrent ${largest.label} requests`);
-    const [memory] = await measureCutoutLoad(server, largest, [{ clients: memoryClients, maxRequests: quick ? memoryClients : 2 * memoryClients, maxMs: 60_000 }], { memory: serverMemory, cpu }, log);
+    const memoryLevel: LoadLevel = { clients: memoryClients, maxRequests: quick ? memoryClients : 2 * memoryClients, maxMs: 60_000, quality: defaultQuality };
+    const [memory] = await measureCutoutLoad(server, largest, [memoryLevel], { memory: serverMemory, cpu }, log);
     const serverPeakRss = serverMemory.overall;
 
     let peerLoad: BenchResults['load']['peer'] = [];
@@ -204,9 +229,9 @@ async function main(): Promise<void> {
       const baselineMemory = new PeakTracker(server.pid);
       cpu.watch(server.pid);
       const rssReady = readProcessMemory(server.pid)?.rss;
-      const at8Level = cutoutLevels.find((level) => level.clients === 8) ?? { clients: 8, maxRequests: quick ? 8 : 24, maxMs: quick ? 30_000 : 60_000 };
+      const at8Level = cutoutLevels.find((level) => level.clients === 8) ?? { clients: 8, maxRequests: quick ? 8 : 24, maxMs: quick ? 30_000 : 60_000, quality: defaultQuality };
       const [at8] = await measureCutoutLoad(server, loadImage, [at8Level], { memory: baselineMemory, cpu }, log);
-      const [baselineBurst] = await measureCutoutLoad(server, largest, [{ clients: memoryClients, maxRequests: quick ? memoryClients : 2 * memoryClients, maxMs: 60_000 }], { memory: baselineMemory, cpu }, log);
+      const [baselineBurst] = await measureCutoutLoad(server, largest, [memoryLevel], { memory: baselineMemory, cpu }, log);
       fp32Baseline = { rssReady, at8, memory: baselineBurst };
       await server.stop();
       server = undefined;
@@ -228,7 +253,8 @@ async function main(): Promise<void> {
       command,
       machine,
       loadAverageAfter: loadavg().map((l) => Math.round(l * 100) / 100),
-      options: { quick, skipPeer, sizes, concurrency, runs, photo: relative(ROOT, args.photo), cutoutLevels, peerLevels },
+      options: { quick, skipPeer, sizes, concurrency, qualities, runs, photo: relative(ROOT, args.photo), cutoutLevels, peerLevels },
+      qualities: { serverDefault: defaultQuality, measured: qualities },
       versions: await versions(peerVersions),
       threads,
       model,
@@ -252,8 +278,9 @@ async function main(): Promise<void> {
       await mkdir(dirname(out), { recursive: true });
       await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
       const chartPath = out.replace(/\.json$/i, '') + '.svg';
-      const subtitle = `${machine.cores} cores, ${startedAt.slice(0, 10)}`;
-      await writeFile(chartPath, renderLoadChart({ cutout: cutoutLoad, peer: peerLoad, imageLabel: loadImage.label, floorMs: floor.median, subtitle }));
+      const subtitle = `${machine.cores} cores, ${startedAt.slice(0, 10)}, Cutout at quality ${defaultQuality} (the default)`;
+      const defaultLoad = cutoutLoad.filter((level) => level.quality === defaultQuality);
+      await writeFile(chartPath, renderLoadChart({ cutout: defaultLoad, peer: peerLoad, imageLabel: loadImage.label, floorMs: floor.median, subtitle, passesPerRequest: QUALITY_VIEWS[defaultQuality].length }));
       log(`wrote ${relative(process.cwd(), out)} and ${relative(process.cwd(), chartPath)}`);
     }
     finished = true;

@@ -69,13 +69,19 @@ function renderPanel(panel: Panel, clients: number[], left: number, top: number)
   return parts.join('\n');
 }
 
+/** What the model alone would sustain: one request per `passes` bare passes. */
+function referenceLine(floorMs: number, passes: number): { label: string; value: number } {
+  const what = passes === 1 ? 'inference alone' : `(${passes} × inference alone)`;
+  return { label: `1 / ${what} (${((passes * floorMs) / 1000).toFixed(2)} s)`, value: 1000 / (passes * floorMs) };
+}
+
 /**
  * Latency (p50 solid, p95 dashed) and throughput against concurrent clients, Cutout and the
  * peer, as a self-contained SVG (no scripts, no external fonts or styles).
  *
  * @example await writeFile('bench/results/latest.svg', renderLoadChart({ ... }))
  */
-export function renderLoadChart(input: { cutout: LoadPhaseResult[]; peer: LoadPhaseResult[]; imageLabel: string; floorMs: number; subtitle: string }): string {
+export function renderLoadChart(input: { cutout: LoadPhaseResult[]; peer: LoadPhaseResult[]; imageLabel: string; floorMs: number; subtitle: string; passesPerRequest?: number }): string {
   const clients = [...new Set([...input.cutout, ...input.peer].map((l) => l.clients))].sort((a, b) => a - b);
   const line = (label: string, colour: string, phases: LoadPhaseResult[], value: (l: LoadPhaseResult) => number, dashed = false): Series => ({
     label,
@@ -97,7 +103,7 @@ export function renderLoadChart(input: { cutout: LoadPhaseResult[]; peer: LoadPh
     title: `Throughput, ${input.imageLabel} JPEG`,
     unit: 'images per second',
     series: [line('Cutout', CUTOUT, input.cutout, (l) => l.throughput), line('peer', PEER, input.peer, (l) => l.throughput)],
-    reference: { label: `1 / inference alone (${(input.floorMs / 1000).toFixed(2)} s)`, value: 1000 / input.floorMs },
+    reference: referenceLine(input.floorMs, input.passesPerRequest ?? 1),
   };
   const legend = [
     { label: 'Cutout (HTTP, base64 endpoint)', colour: CUTOUT },

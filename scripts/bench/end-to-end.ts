@@ -3,8 +3,9 @@ import { requestRemoval, type CutoutTarget, type RequestSample } from './http-lo
 import type { CpuAccount } from './cpu-account.js';
 import type { BenchImage } from './inputs.js';
 import type { PeerWorker } from './peer.js';
-import type { EndToEndResult, ImageInfo, StageMedians } from './results.js';
+import type { EndToEndResult, ImageInfo, QualityLatency, StageMedians } from './results.js';
 import { median } from './stats.js';
+import type { Quality } from '../../src/pipeline/views.js';
 
 export const imageInfo = (image: BenchImage): ImageInfo => ({
   label: image.label,
@@ -48,8 +49,13 @@ export function stageMedians(samples: RequestSample[]): StageMedians {
   };
 }
 
+/** Every quality one size was measured at, the default answer first. */
+export const answersOf = (entry: EndToEndResult): QualityLatency[] => [entry.cutout, ...entry.otherQualities];
+
 export interface EndToEndOptions {
   runs: number;
+  /** The qualities to send, each in every round; the first is the server's default (the default answer). */
+  qualities: readonly Quality[];
   /** One bare model pass in this process, ms; one is timed per round, beside the requests. */
   floorPass: () => Promise<number>;
   cpu: CpuAccount;
@@ -58,16 +64,25 @@ export interface EndToEndOptions {
 
 /**
  * Each size, one request at a time: a checked warm-up through both, then `runs` rounds of
- * a bare model pass, Cutout (base64 endpoint, whole answer read) and the peer (one
- * removeBackground call), so a disturbance on a shared machine hits all three alike and the
- * overhead ratio compares figures taken minutes, not a quarter of an hour, apart.
+ * a bare model pass, Cutout at each quality (base64 endpoint, `quality` sent, whole answer
+ * read), the default quality with `"refine": false`, and the peer (one removeBackground
+ * call), so a disturbance on a shared machine hits them all alike and the ratios compare
+ * figures taken minutes, not a quarter of an hour, apart.
  */
 export async function measureEndToEnd(images: BenchImage[], server: CutoutTarget, peer: PeerWorker | undefined, options: EndToEndOptions): Promise<EndToEndResult[]> {
   const results: EndToEndResult[] = [];
+  const send = async (image: BenchImage, body: Buffer, what: string) => {
+    const answer = await requestRemoval(server, body);
+    if (!answer.sample.ok) throw new Error(`Cutout (${what}) failed on ${image.label}: ${answer.sample.error}`);
+    return answer;
+  };
   for (const image of images) {
-    const warm = await requestRemoval(server, image.jsonBody);
-    if (!warm.sample.ok) throw new Error(`Cutout failed on ${image.label}: ${warm.sample.error}`);
-    await checkCutoutAnswer(warm.body, image);
+    const warmMs: string[] = [];
+    for (const quality of options.qualities) {
+      const warm = await send(image, image.qualityJsonBodies[quality], quality);
+      await checkCutoutAnswer(warm.body, image);
+      warmMs.push(`${quality} ${warm.sample.ms.toFixed(0)} ms`);
+    }
     if (peer) {
       await peer.load(image);
       const peerWarm = await peer.remove(image, true);
@@ -76,41 +91,43 @@ export async function measureEndToEnd(images: BenchImage[], server: CutoutTarget
         throw new Error(`the peer's answer for ${image.label} is ${JSON.stringify(peerWarm.output)}`);
       }
     }
-    options.log(`  ${image.label} (${image.width}×${image.height}): warm-up Cutout ${warm.sample.ms.toFixed(0)} ms${peer ? '' : ', peer skipped'}`);
+    options.log(`  ${image.label} (${image.width}×${image.height}): warm-up Cutout ${warmMs.join(', ')}${peer ? '' : ', peer skipped'}`);
 
-    const cutout: RequestSample[] = [];
+    const answers = options.qualities.map((quality) => ({ quality, samples: [] as RequestSample[] }));
     const unrefined: RequestSample[] = [];
     const peerMs: number[] = [];
     const floorMs: number[] = [];
     const { foreignCores } = await options.cpu.measure(async () => {
-    for (let run = 0; run < options.runs; run++) {
-      floorMs.push(await options.floorPass());
-      const { sample } = await requestRemoval(server, image.jsonBody);
-      if (!sample.ok) throw new Error(`Cutout failed on ${image.label}: ${sample.error}`);
-      cutout.push(sample);
-      const { sample: raw } = await requestRemoval(server, image.unrefinedJsonBody);
-      if (!raw.ok) throw new Error(`Cutout (refine: false) failed on ${image.label}: ${raw.error}`);
-      unrefined.push(raw);
-      let line = `    run ${run + 1}/${options.runs}: model alone ${floorMs.at(-1)!.toFixed(0)} ms, Cutout ${sample.ms.toFixed(0)} ms (refine: false ${raw.ms.toFixed(0)} ms)`;
-      if (peer) {
-        const peerSample = await peer.remove(image);
-        if (!peerSample.ok) throw new Error(`the peer failed on ${image.label}: ${peerSample.error}`);
-        peerMs.push(peerSample.ms);
-        line += `, peer ${peerSample.ms.toFixed(0)} ms`;
+      for (let run = 0; run < options.runs; run++) {
+        floorMs.push(await options.floorPass());
+        for (const answer of answers) answer.samples.push((await send(image, image.qualityJsonBodies[answer.quality], answer.quality)).sample);
+        // The body without `quality`: the server's default, which is the first of the qualities.
+        unrefined.push((await send(image, image.unrefinedJsonBody, 'refine: false')).sample);
+        const timings = answers.map((a) => `${a.quality} ${a.samples.at(-1)!.ms.toFixed(0)} ms`).join(', ');
+        let line = `    run ${run + 1}/${options.runs}: model alone ${floorMs.at(-1)!.toFixed(0)} ms, Cutout ${timings} (${options.qualities[0]}, refine: false ${unrefined.at(-1)!.ms.toFixed(0)} ms)`;
+        if (peer) {
+          const peerSample = await peer.remove(image);
+          if (!peerSample.ok) throw new Error(`the peer failed on ${image.label}: ${peerSample.error}`);
+          peerMs.push(peerSample.ms);
+          line += `, peer ${peerSample.ms.toFixed(0)} ms`;
+        }
+        options.log(line);
       }
-      options.log(line);
-    }
     });
     options.log(`    other processes used ${foreignCores.toFixed(2)} cores meanwhile`);
-    const cutoutMedian = median(cutout.map((s) => s.ms));
     const floor = { samples: floorMs, median: median(floorMs) };
+    const [cutout, ...otherQualities] = answers.map(({ quality, samples }): QualityLatency => {
+      const answerMedian = median(samples.map((s) => s.ms));
+      return { quality, samples, median: answerMedian, stages: stageMedians(samples), ratioToFloor: answerMedian / floor.median };
+    });
     results.push({
       image: imageInfo(image),
       floor,
       foreignCores,
-      cutout: { samples: cutout, median: cutoutMedian, stages: stageMedians(cutout), ratioToFloor: cutoutMedian / floor.median },
+      cutout,
+      otherQualities,
       unrefined: { samples: unrefined, median: median(unrefined.map((s) => s.ms)), stages: stageMedians(unrefined) },
-      peer: peer ? { samples: peerMs, median: median(peerMs), ratioToCutout: median(peerMs) / cutoutMedian } : undefined,
+      peer: peer ? { samples: peerMs, median: median(peerMs), ratioToCutout: median(peerMs) / cutout.median } : undefined,
     });
   }
   return results;

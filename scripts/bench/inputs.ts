@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { QUALITIES, type Quality } from '../../src/pipeline/views.js';
 
 /** One test photo at a given size, as the JPEG a client would send. */
 export interface BenchImage {
@@ -18,6 +19,14 @@ export interface BenchImage {
   jsonBody: Buffer;
   /** The same with `"refine": false`: the model's mask stretched, to price the refine stage. */
   unrefinedJsonBody: Buffer;
+  /** The same with `"quality"` set, one per quality (`views.ts`), whatever the server's default. */
+  qualityJsonBodies: Record<Quality, Buffer>;
+}
+
+/** The base64 endpoint's JSON body: `fields` (plain JSON values) and the image's Base64. */
+function jsonBodyOf(base64: Buffer, fields: Record<string, string | boolean> = {}): Buffer {
+  const head = JSON.stringify({ ...fields, image_base64: '' }).slice(0, -2);
+  return Buffer.concat([Buffer.from(head), base64, Buffer.from('"}')]);
 }
 
 /**
@@ -37,9 +46,19 @@ export async function makeBenchImages(sourcePath: string, sizes: readonly number
     const path = join(dir, `photo-${megapixels}mp.jpg`);
     await writeFile(path, bytes);
     const base64 = Buffer.from(bytes.toString('base64'));
-    const jsonBody = Buffer.concat([Buffer.from('{"image_base64":"'), base64, Buffer.from('"}')]);
-    const unrefinedJsonBody = Buffer.concat([Buffer.from('{"refine":false,"image_base64":"'), base64, Buffer.from('"}')]);
-    images.push({ label: `${megapixels} MP`, megapixels: (width * height) / 1e6, width, height, bytes, mime: 'image/jpeg', path, jsonBody, unrefinedJsonBody });
+    const qualityJsonBodies = Object.fromEntries(QUALITIES.map((quality) => [quality, jsonBodyOf(base64, { quality })])) as Record<Quality, Buffer>;
+    images.push({
+      label: `${megapixels} MP`,
+      megapixels: (width * height) / 1e6,
+      width,
+      height,
+      bytes,
+      mime: 'image/jpeg',
+      path,
+      jsonBody: jsonBodyOf(base64),
+      unrefinedJsonBody: jsonBodyOf(base64, { refine: false }),
+      qualityJsonBodies,
+    });
   }
   return images;
 }

@@ -7,12 +7,15 @@ import { readProcessMemory, resetPeakRss, RssSampler } from './process-memory.js
 import { stageMedians } from './end-to-end.js';
 import type { LoadPhaseResult } from './results.js';
 import { median, percentile } from './stats.js';
+import type { Quality } from '../../src/pipeline/views.js';
 
 /** One concurrency level and its bounds. */
 export interface LoadLevel {
   clients: number;
   maxRequests: number;
   maxMs: number;
+  /** The `quality` Cutout's requests send; without one, the server's default answers (the peer has none). */
+  quality?: Quality;
 }
 
 /**
@@ -54,8 +57,8 @@ const withoutSamples = ({ samples: _samples, ...rest }: LoadResult) => rest;
 
 /**
  * Cutout under `clients` closed-loop clients per level, all sending the same image to the
- * base64 endpoint, with GET /healthz probed on its own connection and the server's memory
- * watched.
+ * base64 endpoint (with the level's `quality`), with GET /healthz probed on its own
+ * connection and the server's memory watched.
  */
 export async function measureCutoutLoad(
   server: CutoutTarget & { pid: number },
@@ -73,8 +76,9 @@ export async function measureCutoutLoad(
     if (barePasses) passesBefore.push(await barePasses());
     const agent = new http.Agent({ keepAlive: true, maxSockets: level.clients });
     const probe = new HealthProbe(server.baseUrl);
+    const body = level.quality ? image.qualityJsonBodies[level.quality] : image.jsonBody;
     const { value: watched, foreignCores } = await watch.cpu.measure(() =>
-      watch.memory.watch(() => runClosedLoop({ ...level, send: async () => (await requestRemoval(server, image.jsonBody, agent)).sample })),
+      watch.memory.watch(() => runClosedLoop({ ...level, send: async () => (await requestRemoval(server, body, agent)).sample })),
     );
     const health = await probe.stop();
     agent.destroy();
@@ -82,6 +86,7 @@ export async function measureCutoutLoad(
     const timed = load.samples.filter((s) => s.timings);
     const result: LoadPhaseResult = {
       ...withoutSamples(load),
+      quality: level.quality,
       inferenceMedian: median(timed.map((s) => s.timings!.inference)),
       queueMedian: median(timed.map((s) => s.timings!.queue)),
       stages: stageMedians(load.samples.filter((s) => s.ok)),
@@ -100,7 +105,7 @@ export async function measureCutoutLoad(
     };
     results.push(result);
     log(
-      `  ${image.label} × ${level.clients} clients: ${load.requests} requests, ${load.failures} failed, ${load.throughput.toFixed(3)} req/s, ` +
+      `  ${image.label} × ${level.clients} clients${level.quality ? `, ${level.quality}` : ''}: ${load.requests} requests, ${load.failures} failed, ${load.throughput.toFixed(3)} req/s, ` +
         `p50 ${load.latency.p50.toFixed(0)} ms, p99 ${load.latency.p99.toFixed(0)} ms, /healthz p99 ${result.health!.p99.toFixed(1)} ms, ` +
         `peak RSS ${((watched.peakRss ?? watched.sampledMaxRss) / 2 ** 20).toFixed(0)} MiB; other processes ${foreignCores.toFixed(2)} cores` +
         (barePasses ? `; bare passes before it ${passesBefore.at(-1)!.map((ms) => ms.toFixed(0)).join(', ')} ms` : ''),

@@ -1,3 +1,4 @@
+import { answersOf } from './end-to-end.js';
 import type { BenchResults, LoadPhaseResult } from './results.js';
 import { formatMs, median } from './stats.js';
 
@@ -9,12 +10,13 @@ const cores = (value: number | undefined) => (value === undefined || !Number.isF
 const s = (ms: number) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` : '–');
 
 function loadTable(phases: LoadPhaseResult[], withServerColumns: boolean): string {
-  const header = ['clients', 'requests', 'failed', 'throughput (req/s)', 'p50', 'p95', 'p99'];
+  const withQuality = phases.some((l) => l.quality);
+  const header = [...(withQuality ? ['quality'] : []), 'clients', 'requests', 'failed', 'throughput (req/s)', 'p50', 'p95', 'p99'];
   if (withServerColumns) header.push('inference (server, median)', 'bare pass around the level (median)', '/healthz p50 / p99 / max', 'peak RSS');
   else header.push('peak RSS');
   header.push('other processes (cores)');
   const rows = phases.map((l) => {
-    const row = [String(l.clients), String(l.requests), String(l.failures), l.throughput.toFixed(3), s(l.latency.p50), s(l.latency.p95), s(l.latency.p99)];
+    const row = [...(withQuality ? [l.quality ?? '–'] : []), String(l.clients), String(l.requests), String(l.failures), l.throughput.toFixed(3), s(l.latency.p50), s(l.latency.p95), s(l.latency.p99)];
     if (withServerColumns) {
       row.push(`${formatMs(l.inferenceMedian ?? Number.NaN)} ms`, l.barePasses?.length ? `${formatMs(median(l.barePasses))} ms` : '–', l.health ? `${formatMs(l.health.p50)} / ${formatMs(l.health.p99)} / ${formatMs(l.health.max)} ms` : '–');
     }
@@ -34,6 +36,7 @@ export function renderReport(r: BenchResults): string {
   out.push(`- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB RAM; Node ${m.node}, Linux ${m.kernel}`);
   out.push(`- load average (1/5/15 min): ${m.loadAverage.join(' / ')} at the start, ${r.loadAverageAfter.join(' / ')} at the end`);
   out.push('- "other processes (cores)": CPU the machine spent on processes other than the benchmark, the server and the peer during that phase, in cores on average (the machine has ' + `${m.cores}); figures taken with more than a few tenths are disturbed`);
+  out.push(`- quality: the server's default (CUTOUT_QUALITY) is **${r.qualities.serverDefault}**; measured: ${r.qualities.measured.join(', ')} (the request's \`quality\` field)`);
   if (r.precision) out.push(`- model (server and bare passes): **${r.precision.chosen}**, CUTOUT_MODEL_PRECISION=${r.precision.setting}: ${r.precision.reason}`);
   out.push(`- ONNX Runtime threads (server and floor): ${r.threads}; versions: ${Object.entries(r.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   out.push('');
@@ -83,40 +86,43 @@ export function renderReport(r: BenchResults): string {
   out.push(`## End to end, one request at a time (medians of ${r.endToEnd[0]?.cutout.samples.length ?? 0} runs)`, '');
   out.push(
     table(
-      ['photo', 'Cutout e2e', 'model alone (same rounds)', 'e2e ÷ model alone', 'preprocess', 'queue', 'inference', 'decode (beside inference)', 'postprocess', 'refine', 'encode', 'other (HTTP, Base64, JSON)', 'peer', 'peer ÷ Cutout', 'other processes (cores)'],
-      r.endToEnd.map((e) => {
-        const st = e.cutout.stages;
-        return [
-          `${e.image.label}: ${e.image.width}×${e.image.height}, ${(e.image.jpegBytes / 1e6).toFixed(2)} MB`,
-          `${formatMs(e.cutout.median)} ms`,
-          `${formatMs(e.floor.median)} ms`,
-          e.cutout.ratioToFloor.toFixed(3),
-          formatMs(st.preprocess),
-          formatMs(st.queue),
-          formatMs(st.inference),
-          formatMs(st.decode),
-          formatMs(st.postprocess),
-          formatMs(st.refine),
-          formatMs(st.encode),
-          formatMs(st.other),
-          e.peer ? `${formatMs(e.peer.median)} ms` : 'skipped',
-          e.peer ? `${e.peer.ratioToCutout.toFixed(2)} ×` : '–',
-          cores(e.foreignCores),
-        ];
-      }),
+      ['photo', 'quality', 'Cutout e2e', 'model alone (same rounds)', 'e2e ÷ model alone', 'preprocess', 'queue', 'inference', 'decode (beside inference)', 'postprocess', 'refine', 'encode', 'other (HTTP, Base64, JSON)', 'peer', 'peer ÷ Cutout', 'other processes (cores)'],
+      r.endToEnd.flatMap((e) =>
+        answersOf(e).map((answer) => {
+          const st = answer.stages;
+          return [
+            `${e.image.label}: ${e.image.width}×${e.image.height}, ${(e.image.jpegBytes / 1e6).toFixed(2)} MB`,
+            answer === e.cutout ? `${answer.quality} (default)` : answer.quality,
+            `${formatMs(answer.median)} ms`,
+            `${formatMs(e.floor.median)} ms`,
+            answer.ratioToFloor.toFixed(3),
+            formatMs(st.preprocess),
+            formatMs(st.queue),
+            formatMs(st.inference),
+            formatMs(st.decode),
+            formatMs(st.postprocess),
+            formatMs(st.refine),
+            formatMs(st.encode),
+            formatMs(st.other),
+            e.peer ? `${formatMs(e.peer.median)} ms` : 'skipped',
+            e.peer ? `${(e.peer.median / answer.median).toFixed(2)} ×` : '–',
+            cores(e.foreignCores),
+          ];
+        }),
+      ),
     ),
   );
   out.push(
     '',
     'Stage columns are Server-Timing medians in ms. Decode (full size, on the refine thread, timed there) runs beside the model-sized decode when the model is free and beside inference otherwise; ' +
-      'it adds only where it is longer than inference.',
+      'it adds only where it is longer than inference. With `best` the inference column covers both views and their fusion.',
     '',
   );
 
   const priced = r.endToEnd.filter((e) => e.unrefined);
   if (priced.length) {
     out.push(
-      '### What edge refinement costs (same rounds, default answer against `"refine": false`)',
+      `### What edge refinement costs (same rounds, default answer (${r.qualities.serverDefault}) against \`"refine": false\`)`,
       '',
       table(
         ['photo', 'default (refined)', 'refine: false', 'difference', 'difference ÷ model alone', 'refine stage', 'inference (refined / not)', 'postprocess (refine: false)'],
@@ -149,7 +155,7 @@ export function renderReport(r: BenchResults): string {
         ['clients', 'preprocess', 'queue', 'inference', 'decode', 'postprocess', 'refine', 'encode', 'other'],
         staged.map((l) => {
           const st = l.stages!;
-          const label = l === r.memory ? `${l.clients} (${r.memory.image.label})` : String(l.clients);
+          const label = `${l.clients}${l.quality ? `, ${l.quality}` : ''}${l === r.memory ? ` (${r.memory.image.label})` : ''}`;
           return [label, st.preprocess, st.queue, st.inference, st.decode, st.postprocess, st.refine, st.encode, st.other].map((v, i) => (i === 0 ? String(v) : formatMs(v as number)));
         }),
       ),

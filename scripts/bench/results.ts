@@ -1,6 +1,7 @@
 import type { MatMulReference, Timed } from './onnx-reference.js';
 import type { LoadResult, RequestSample, StageTimings } from './http-load.js';
 import type { MachineInfo } from './machine.js';
+import type { Quality } from '../../src/pipeline/views.js';
 
 /** The test photo of one size, without its bytes. */
 export interface ImageInfo {
@@ -17,6 +18,16 @@ export interface StageMedians extends StageTimings {
   other: number;
 }
 
+/** One quality's answers to one size in the end-to-end rounds, the request's `quality` field set. */
+export interface QualityLatency {
+  quality: Quality;
+  samples: RequestSample[];
+  median: number;
+  stages: StageMedians;
+  /** The median end-to-end latency over the median bare pass of the same rounds. */
+  ratioToFloor: number;
+}
+
 /** One size through Cutout (HTTP) and through the peer (library call), alternating. */
 export interface EndToEndResult {
   image: ImageInfo;
@@ -24,18 +35,23 @@ export interface EndToEndResult {
   floor: Timed;
   /** Cores other people's processes used, on average, during this size's rounds. */
   foreignCores: number;
-  /** `ratioToFloor`: the median end-to-end latency over the median bare pass of the same rounds. */
-  cutout: { samples: RequestSample[]; median: number; stages: StageMedians; ratioToFloor: number };
+  /** The default answer: the server's default quality (CUTOUT_QUALITY). */
+  cutout: QualityLatency;
+  /** Each other quality the run measured, in the same rounds. */
+  otherQualities: QualityLatency[];
   /**
-   * The same request with `"refine": false`, right after it in each round: the default
-   * answer's latency minus this one is what edge refinement costs (issue 5's target).
+   * The default answer with `"refine": false`, right after it in each round: the default
+   * answer's latency minus this one is what edge refinement costs.
    */
   unrefined?: { samples: RequestSample[]; median: number; stages: StageMedians };
+  /** `ratioToCutout`: the peer's median over the default answer's. */
   peer?: { samples: number[]; median: number; ratioToCutout: number };
 }
 
 /** One concurrency level of a load phase, with what the server's process did meanwhile. */
 export interface LoadPhaseResult extends Omit<LoadResult, 'samples'> {
+  /** The `quality` every request of the phase sent (Cutout only). */
+  quality?: Quality;
   /** Median Server-Timing inference and queue of the phase's requests (Cutout only). */
   inferenceMedian?: number;
   queueMedian?: number;
@@ -92,6 +108,8 @@ export interface BenchResults {
   machine: MachineInfo;
   loadAverageAfter: number[];
   options: Record<string, unknown>;
+  /** The server's default quality (CUTOUT_QUALITY) and every quality the run measured, the default first. */
+  qualities: { serverDefault: Quality; measured: Quality[] };
   versions: Record<string, string>;
   threads: number;
   model: ModelArithmeticResult;
