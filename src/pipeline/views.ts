@@ -7,6 +7,8 @@ import type { RawImage } from '../image/raw-image.js';
  */
 export type Quality = 'fast' | 'best';
 
+export const QUALITIES: readonly Quality[] = ['fast', 'best'];
+
 /** One way of showing the model the picture: as it is, or mirrored left to right. */
 export type View = 'photo' | 'mirror';
 
