@@ -7,7 +7,7 @@ const MB = 1024 * 1024;
 
 /**
  * Cutout's whole configuration: one schema, each field with the environment variable it is
- * read from (`env`), its default and a description. README.md's configuration table is
+ * read from (`env`), its default and a description. docs/configuration.md's table is
  * written from the same list.
  */
 export const ConfigSchema = Type.Object({
@@ -36,13 +36,13 @@ export const ConfigSchema = Type.Object({
     env: 'CUTOUT_EXECUTION_PROVIDER',
     default: 'cpu',
     description:
-      'Where ONNX Runtime runs the models: `cpu`, or one the installed onnxruntime-node offers on this platform (`cuda` or `tensorrt` on Linux once their libraries are installed, `dml` on Windows, `coreml` on macOS); a start with one that is not there stops and says what to install (README, "GPU").',
+      'Where ONNX Runtime runs the models: `cpu`, or one the installed onnxruntime-node offers on this platform (`cuda` or `tensorrt` on Linux once their libraries are installed, `dml` on Windows, `coreml` on macOS); a start with one that is not there stops and says what to install (docs/models.md, "GPU").',
   }),
   modelPrecision: Type.Union([Type.Literal('auto'), Type.Literal('int8'), Type.Literal('fp32')], {
     env: 'CUTOUT_MODEL_PRECISION',
     default: 'auto',
     description:
-      'Which form of the model runs: `int8` (statically quantized, built at first start from the float32 model and a calibration file), `fp32`, or `auto`: int8 where a short probe at start finds int8 convolutions clearly faster on this CPU (those with VNNI or AMX), else fp32. The startup log and `/readyz` say which and why (README, "Model").',
+      'Which form of the model runs: `int8` (statically quantized, built at first start from the float32 model and a calibration file), `fp32`, or `auto`: int8 where a short probe at start finds int8 convolutions clearly faster on this CPU (those with VNNI or AMX), else fp32. The startup log and `/readyz` say which and why (docs/models.md, "Precision: int8 or float32").',
   }),
   managedTokenTtl: Type.Integer({
     env: 'CUTOUT_MANAGED_TOKEN_TTL',
@@ -159,12 +159,12 @@ export const ConfigSchema = Type.Object({
     default: 0,
     minimum: 0,
     description:
-      'On SIGTERM, how long to keep serving, with /readyz answering 503, before closing the listener, in ms: longer than a load balancer takes to see /readyz fail (docs/scaling.md). 0: close at once.',
+      'On SIGTERM, how long to keep serving, with /readyz answering 503, before closing the listener, in ms: longer than a load balancer takes to see /readyz fail (docs/deployment.md). 0: close at once.',
   }),
   metrics: Type.Boolean({
     env: 'CUTOUT_METRICS',
     default: true,
-    description: 'Serve Prometheus metrics at GET /metrics (docs/scaling.md); false turns them off.',
+    description: 'Serve Prometheus metrics at GET /metrics (docs/deployment.md); false turns them off.',
   }),
   metricsToken: Type.Optional(
     Type.String({
@@ -177,7 +177,7 @@ export const ConfigSchema = Type.Object({
     env: 'CUTOUT_COMPAT_API',
     default: true,
     description:
-      'Also serve remove.bg\'s API (`POST /v1.0/removebg`, `GET /v1.0/account`) and Photoroom\'s `POST /v1/segment`, keyed by a Token ID in `X-Api-Key` (README, "Coming from remove.bg or Photoroom"); false turns them off.',
+      'Also serve remove.bg\'s API (`POST /v1.0/removebg`, `GET /v1.0/account`) and Photoroom\'s `POST /v1/segment`, keyed by a Token ID in `X-Api-Key` (docs/clients.md, "Coming from remove.bg or Photoroom"); false turns them off.',
   }),
   ownerEmail: Type.Optional(
     Type.String({
@@ -211,7 +211,7 @@ export const ConfigSchema = Type.Object({
 /** Cutout's parsed, frozen configuration. */
 export type Config = Readonly<Static<typeof ConfigSchema>>;
 
-/** One field of the schema, as the README table and the parser see it. */
+/** One field of the schema, as docs/configuration.md's table and the parser see it. */
 export interface ConfigField {
   key: keyof Config;
   env: string;

@@ -1,6 +1,6 @@
 /**
  * The one registry of Cutout's error codes. Every non-200 response carries one of these
- * `code`s in an `application/problem+json` body (RFC 9457); README.md's error table is
+ * `code`s in an `application/problem+json` body (RFC 9457); docs/api.md's error table is
  * checked against this object by `test/docs.test.ts`.
  */
 export const ERRORS = {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { REMOVEBG_ERRORS } from '../src/compat/removebg-errors.js';
 import { REMOVEBG_PARAMETERS } from '../src/compat/removebg-request.js';
@@ -7,6 +6,7 @@ import { ModelService } from '../src/model/model-service.js';
 import { memoSegmenter } from '../scripts/eval/memo-segmenter.js';
 import { multipartBody, type FormPart } from '../scripts/lib/multipart-body.js';
 import { sharedSegmenter, startTestApp, type TestApp } from './helpers/app.js';
+import { readDoc, tableRows } from './helpers/doc-tables.js';
 import { makeSubjectPhoto } from './helpers/images.js';
 
 /**
@@ -214,15 +214,8 @@ describe('the cut', () => {
   });
 });
 
-describe('README', () => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const rows = (name: string) =>
-    readme
-      .split(`<!-- ${name}:start -->`)[1]!
-      .split(`<!-- ${name}:end -->`)[0]!
-      .split('\n')
-      .filter((line) => line.startsWith('| `'))
-      .map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()));
+describe('docs/clients.md', () => {
+  const rows = (name: string) => tableRows(name, readDoc('docs/clients.md'));
 
   it('lists every remove.bg error code with its status, and no other', () => {
     expect(rows('compat-errors').map(([code, status]) => [code.replaceAll('`', ''), Number(status)])).toEqual(Object.entries(REMOVEBG_ERRORS).map(([code, e]) => [code, e.status]));

@@ -14,7 +14,7 @@ import { fakeSegmenter } from './helpers/fake-segmenter.js';
 // The deployment files of deploy/ (issue 18) checked against the code they deploy: what can
 // be run here is run (HAProxy's own check, systemd's), the rest is read and compared with
 // what Cutout really reads and serves. What cannot be run here (a container engine,
-// Kubernetes) is said in docs/scaling.md.
+// Kubernetes) is said in docs/deployment.md.
 
 const root = new URL('..', import.meta.url).pathname;
 const read = (path: string) => readFileSync(join(root, path), 'utf8');

@@ -11,7 +11,7 @@ import { startServedCutout, type ServedCutout } from './helpers/served-cutout.js
 
 /**
  * The examples in examples/ (curl, Python with requests, the TypeScript SDK) run as a user
- * would run them, against the real server, and the README shows each file as it is: neither
+ * would run them, against the real server, and docs/clients.md shows each file as it is: neither
  * can rot without a failing test.
  */
 
@@ -88,8 +88,8 @@ describe('examples/', () => {
     }
   });
 
-  it('the README shows each example as it is in examples/', async () => {
-    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-    for (const example of EXAMPLES) expect(readme, `README.md lacks ${example.file} as it is`).toContain(await readFile(join(ROOT, example.file), 'utf8'));
+  it('docs/clients.md shows each example as it is in examples/', async () => {
+    const clientsDoc = await readFile(join(ROOT, 'docs', 'clients.md'), 'utf8');
+    for (const example of EXAMPLES) expect(clientsDoc, `docs/clients.md lacks ${example.file} as it is`).toContain(await readFile(join(ROOT, example.file), 'utf8'));
   });
 });

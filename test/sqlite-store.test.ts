@@ -5,7 +5,7 @@ import { ModelService } from '../src/model/model-service.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { fakeSegmenter } from './helpers/fake-segmenter.js';
 
-// What the README promises of the default store: WAL with full fsync, and a write lock held
+// What docs/configuration.md promises of the default store: WAL with full fsync, and a write lock held
 // by another process past the busy timeout answered as an outage (503 store_unavailable),
 // after which the same app carries on by itself.
 

@@ -8,7 +8,7 @@
  *    neither the model nor the store), with CUTOUT_METRICS=true and false, one of each in
  *    turn: the difference of the medians per request, in µs.
  *
- * A removal takes a second or more (docs/benchmarks.md); docs/scaling.md keeps the figures.
+ * A removal takes a second or more (docs/benchmarks.md); docs/deployment.md keeps the figures.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -5,7 +5,7 @@ import { OptionValueError } from '../removal/option-value-error.js';
 /**
  * The error codes of the remove.bg-compatible routes, as remove.bg names them, each with its
  * status and title. Their body is remove.bg's `{"errors": [{"title", "code", "detail"}]}`,
- * never the native problem+json; README.md ("Coming from remove.bg or Photoroom") lists them.
+ * never the native problem+json; docs/clients.md ("Coming from remove.bg or Photoroom") lists them.
  */
 export const REMOVEBG_ERRORS = {
   invalid_request: { status: 400, title: 'Invalid request' },

@@ -35,7 +35,7 @@ export interface CompatBody {
 
 /**
  * remove.bg's parameters besides the photo's sources, every one of which
- * {@link readRemoveBgRequest} reads (README's table of them is checked against this list).
+ * {@link readRemoveBgRequest} reads (docs/clients.md's table of them is checked against this list).
  */
 export const REMOVEBG_PARAMETERS = [
   'size', 'type', 'type_level', 'format', 'roi', 'crop', 'crop_margin', 'scale', 'position', 'channels',

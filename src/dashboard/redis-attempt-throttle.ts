@@ -17,7 +17,7 @@ export interface RedisAttemptThrottleOptions extends AttemptThrottleOptions {
  * When Redis does not answer it neither lets every attempt through nor locks every owner
  * out: each process also counts in its own memory, and uses the larger of the two counts, so
  * that while Redis is away the throttle holds per process, as it did before replicas shared
- * one (docs/scaling.md). Keys are SHA-256 hashes: no email or address is written to Redis.
+ * one (docs/deployment.md). Keys are SHA-256 hashes: no email or address is written to Redis.
  */
 export class RedisAttemptThrottle implements AttemptThrottle {
   readonly #redis: Redis;

@@ -5,7 +5,7 @@ import { StoreUnavailableError } from '../store/store-unavailable.js';
 
 /**
  * Seconds a client is asked to wait when the database cannot be reached: about what a
- * PostgreSQL restart or a failover takes (docs/scaling.md).
+ * PostgreSQL restart or a failover takes (docs/deployment.md).
  */
 const STORE_RETRY_AFTER_SECONDS = 5;
 

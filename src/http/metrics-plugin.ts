@@ -26,7 +26,7 @@ const outcomeOf = (reply: FastifyReply) => reply.problemCode ?? (reply.statusCod
  * counts every answered request by route template and outcome. With CUTOUT_METRICS=false
  * there is neither, and `/metrics` is 404 like any unknown path. With CUTOUT_METRICS_TOKEN,
  * a scrape must send it as `Authorization: Bearer <token>`; without, anyone who reaches the
- * port may read the counts (docs/scaling.md says where to keep it unreachable instead).
+ * port may read the counts (docs/deployment.md says where to keep it unreachable instead).
  */
 export const metricsPlugin = fp(
   async (app) => {

@@ -12,7 +12,7 @@ const Problem = Type.Object(
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String({ description: 'What was wrong with this request.' }),
-    code: Type.String({ enum: Object.keys(ERRORS), description: 'Stable, for programs: the error registry (README, Errors).' }),
+    code: Type.String({ enum: Object.keys(ERRORS), description: 'Stable, for programs: the error registry (docs/api.md, Errors).' }),
     request_id: Type.String({ description: 'Also sent as the x-request-id header.' }),
   },
   { description: 'RFC 9457 problem details.' },
@@ -65,7 +65,7 @@ export const ANSWER_HEADERS = {
     minimum: 0,
     maximum: 1,
     description:
-      "How doubtful the cut is, 0 to 1. With quality=best: how much the model's views disagree, summed over the picture and divided by the subject's area; with quality=fast: the model's own hesitation (1 − |2p − 1| per pixel) over the subject's area. Send the highest to a person (README, \"Uncertainty\").",
+      "How doubtful the cut is, 0 to 1. With quality=best: how much the model's views disagree, summed over the picture and divided by the subject's area; with quality=fast: the model's own hesitation (1 − |2p − 1| per pixel) over the subject's area. Send the highest to a person (docs/api.md, \"Quality: one look or two\").",
   },
   ...REQUEST_ID_HEADER,
   ...RATE_LIMIT_HEADERS,

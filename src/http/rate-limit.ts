@@ -15,7 +15,7 @@ import { CutoutError } from '../errors.js';
  * capacity fairly between tokens; it is not what protects a replica, which its own queue
  * bound (503 queue_full) does whether Redis answers or not, and refusing every paying
  * request because a counter is away would turn a Redis restart into an outage of the API
- * (docs/scaling.md; test/redis-outage.test.ts).
+ * (docs/deployment.md; test/redis-outage.test.ts).
  *
  * @example await app.register(rateLimitPlugin) // inside the background routes, after their auth hook
  */

@@ -48,14 +48,14 @@ export function assertProviderAvailable(provider: string, supported: readonly Su
   const missing = backend.bundled ? [] : (PROVIDER_LIBRARIES[provider] ?? []).filter((file) => !exists(`${binaryDir}/${file}`));
   if (missing.length > 0) {
     throw unavailable(
-      `CUTOUT_EXECUTION_PROVIDER=${provider}, but ONNX Runtime's ${provider} libraries are not installed (${missing.join(', ')} missing from ${binaryDir}); the default install skips their download. Install them with \`${CUDA_INSTALL_STEP}\`, with CUDA 12 and cuDNN 9 on the host (README, "GPU")`,
+      `CUTOUT_EXECUTION_PROVIDER=${provider}, but ONNX Runtime's ${provider} libraries are not installed (${missing.join(', ')} missing from ${binaryDir}); the default install skips their download. Install them with \`${CUDA_INSTALL_STEP}\`, with CUDA 12 and cuDNN 9 on the host (docs/models.md, "GPU")`,
     );
   }
 }
 
 /** The error to raise when ONNX Runtime still refuses the provider while creating a session. */
 export function providerRefused(provider: string, cause: unknown): Error {
-  return Object.assign(new Error(`CUTOUT_EXECUTION_PROVIDER=${provider}: ONNX Runtime could not start it (${cause instanceof Error ? cause.message : String(cause)}); check its libraries and drivers (README, "GPU")`, { cause }), {
+  return Object.assign(new Error(`CUTOUT_EXECUTION_PROVIDER=${provider}: ONNX Runtime could not start it (${cause instanceof Error ? cause.message : String(cause)}); check its libraries and drivers (docs/models.md, "GPU")`, { cause }), {
     code: PROVIDER_UNAVAILABLE,
   });
 }

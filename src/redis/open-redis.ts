@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
  * dashboard's sign-in throttle share. It fails fast rather than waits: a command sent while
  * the connection is down rejects at once (no offline queue), one that gets no answer within
  * a second rejects too, and each caller then does without Redis (the rate limit lets the
- * request through, the throttle counts in this process; docs/scaling.md). It reconnects by
+ * request through, the throttle counts in this process; docs/deployment.md). It reconnects by
  * itself, and says in the log when Redis went away and when it is back, once each, not at
  * every retry.
  *

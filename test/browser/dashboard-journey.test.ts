@@ -12,7 +12,7 @@ import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
  * driven by playwright-core): first-run setup → sign in → create a token → copy it →
  * exchange it through the API → remove a background on the try-it page → revoke → the
  * managed token is refused. Each step leaves a screenshot (800 px wide) in
- * CUTOUT_SCREENSHOT_DIR (default: a temporary directory, removed after); the README shows
+ * CUTOUT_SCREENSHOT_DIR (default: a temporary directory, removed after); README.md and docs/dashboard.md show
  * `03-token-created.png` and `04-try-it.png` from `docs/screenshots`.
  */
 

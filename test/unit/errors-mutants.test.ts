@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CutoutError, ERRORS, renderProblem, type ErrorCode } from '../../src/errors.js';
 
-// The registry's own promises; test/docs.test.ts checks its codes and statuses against README.md.
+// The registry's own promises; test/docs.test.ts checks its codes and statuses against docs/api.md.
 
 const codes = Object.keys(ERRORS) as ErrorCode[];
 

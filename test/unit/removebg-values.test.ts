@@ -21,7 +21,7 @@ import {
  * Property-based tests of the remove.bg parameter readers: whatever a client sends (any
  * string, any JSON value), each returns a value or throws a OptionValueError, a 400 with one
  * of remove.bg's codes, never an error of another kind; and what they accept means what the
- * README says.
+ * docs/clients.md says.
  */
 
 const READERS: Record<string, (value: unknown) => unknown> = {

@@ -36,7 +36,7 @@ export interface CutoutApiErrorInit {
 export class CutoutApiError extends Error {
   /** The HTTP status, or 0 when there was no answer (`connection_failed`, `timeout`). */
   readonly status: number;
-  /** The server's registered code (see its README's error table), or a {@link ClientErrorCode}. */
+  /** The server's registered code (see its docs/api.md error table), or a {@link ClientErrorCode}. */
   readonly code: CutoutErrorCode;
   /** What was wrong with this request, in the server's words. */
   readonly detail: string;

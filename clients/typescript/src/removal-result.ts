@@ -20,7 +20,7 @@ export interface RemovalResult {
   height: number;
   /** Where the model found the subject, or null when it found none. */
   foreground: ForegroundBox | null;
-  /** How doubtful the cut is, 0 to 1 (`X-Uncertainty`; the server's README defines it), or null from a server that does not send it. */
+  /** How doubtful the cut is, 0 to 1 (`X-Uncertainty`; the server's docs/api.md defines it), or null from a server that does not send it. */
   uncertainty: number | null;
   /** The server's id of the request that answered (`x-request-id`). */
   requestId: string;

@@ -20,7 +20,7 @@ const Ready = Type.Object({
  * which they are and which form of each runs, and the process is not draining after SIGTERM). Readiness does
  * not depend on PostgreSQL or Redis: every replica shares them, so their outage would take
  * every replica out of the balancer at once, and clients would get the balancer's 503
- * instead of Cutout's own (docs/scaling.md). Both are probes: their request lines are
+ * instead of Cutout's own (docs/deployment.md). Both are probes: their request lines are
  * logged at debug.
  */
 export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -2,7 +2,7 @@
  * The calibration file the int8 model is built from: each activation's float range,
  * measured by running the float32 model over photos (scripts/quantize.ts writes it), and the
  * convolutions that stay in float32 because int8 cost them too much. The bundled model's is
- * src/model/isnet-int8-ranges.json; a custom model's sits beside it (see README, "Model").
+ * src/model/isnet-int8-ranges.json; a custom model's sits beside it (see docs/models.md, "Precision: int8 or float32").
  */
 
 import { readFile } from 'node:fs/promises';
