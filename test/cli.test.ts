@@ -16,6 +16,19 @@ const cutout = (dataDir: string, args: string[], env: Record<string, string> = {
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
 
+describe('cutout --help and bad flags', () => {
+  it('--help after any command prints the usage and exits 0; an unknown flag is a usage error (2), not a crash', { timeout: CLI_TIMEOUT * 3 }, async () => {
+    for (const command of ['tokens', 'accounts', 'models']) {
+      const help = await runCli([command, '--help']);
+      expect([help.code, help.stdout], command).toEqual([0, expect.stringContaining('cutout tokens create --name NAME')]);
+    }
+    const bad = await runCli(['tokens', 'list', '--no-such-flag']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^cutout: Unknown option '--no-such-flag'/);
+    expect(bad.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
 // The tests below run in order on one data directory, as an operator would type the commands.
 describe('cutout tokens', () => {
   let dataDir: string;

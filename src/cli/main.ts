@@ -158,6 +158,10 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command ? 0 : 2;
   }
+  if (command !== 'remove' && rest.some((arg) => arg === '--help' || arg === '-h')) {
+    console.log(USAGE);
+    return 0;
+  }
   if (command === 'remove') {
     // An HTTP client of any server: it needs neither the server's configuration nor its store.
     const { removeCommand } = await import('./remove-command.js');
@@ -187,9 +191,11 @@ try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (error) {
   const known = [UsageError, ConfigError, TokenNameTakenError, AccountInputError, AccountEmailTakenError, ModelCatalogError];
-  if (known.some((kind) => error instanceof kind)) {
+  // node:util's parseArgs refuses an unknown or malformed flag with a TypeError of its own code.
+  const badFlag = typeof (error as { code?: unknown }).code === 'string' && (error as { code: string }).code.startsWith('ERR_PARSE_ARGS_');
+  if (badFlag || known.some((kind) => error instanceof kind)) {
     console.error(`cutout: ${(error as Error).message}`);
-    if (error instanceof UsageError) console.error(process.argv[2] === 'remove' ? 'See cutout remove --help.' : USAGE);
+    if (badFlag || error instanceof UsageError) console.error(process.argv[2] === 'remove' ? 'See cutout remove --help.' : USAGE);
     process.exitCode = 2;
   } else {
     console.error(error);
