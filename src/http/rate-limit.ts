@@ -1,4 +1,5 @@
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
+import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
 import fp from 'fastify-plugin';
 import { CutoutError } from '../errors.js';
 
@@ -17,18 +18,34 @@ import { CutoutError } from '../errors.js';
  * request because a counter is away would turn a Redis restart into an outage of the API
  * (docs/deployment.md; test/redis-outage.test.ts).
  *
+ * Every scope that registers it (the native background routes, the remove.bg-compatible ones)
+ * shares one count per token: in Redis through the same keys, and without Redis through one
+ * in-memory store per app.
+ *
  * @example await app.register(rateLimitPlugin) // inside the background routes, after their auth hook
  */
+/** The app's one in-memory count, keyed by its configuration object, which every scope shares. */
+const localStores = new WeakMap<object, FastifyRateLimitStore>();
+
 export const rateLimitPlugin = fp(
   async (app) => {
     const { rateLimit: max } = app.config;
     if (max === 0) return;
+    let shared = localStores.get(app.config);
+    if (!shared) localStores.set(app.config, (shared = new LocalStore(false, false, 5000)));
+    const sharedStore = shared;
+    // The plugin constructs its store; this constructor hands it the app's one.
+    const SharedLocalStore = function () {
+      return sharedStore;
+    } as unknown as FastifyRateLimitStoreCtor;
 
     await app.register(rateLimit, {
       global: true,
       max,
       timeWindow: 60_000,
       redis: app.redis,
+      // Without Redis the plugin would give each scope a count of its own.
+      ...(app.redis ? {} : { store: SharedLocalStore }),
       nameSpace: 'cutout-rate-',
       skipOnError: true,
       enableDraftSpec: true,
