@@ -23,7 +23,8 @@ import { BUNDLED_RANGES, buildInt8Model } from '../src/model/int8-model.js';
 import { decidePrecision, runPrecisionProbe } from '../src/model/precision.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
 import { QUALITIES, QUALITY_VIEWS, type Quality } from '../src/pipeline/views.js';
-import { toModelTensor } from '../src/model/isnet-tensor.js';
+import { ISNET_PROCESSING } from '../src/model/model-processing.js';
+import { channelTables, toModelTensor } from '../src/model/model-tensor.js';
 import { renderLoadChart } from './bench/chart.js';
 import { CpuAccount } from './bench/cpu-account.js';
 import { imageInfo, measureEndToEnd } from './bench/end-to-end.js';
@@ -157,7 +158,7 @@ async function main(): Promise<void> {
   log(`GEMM reference: ${matmul.gflops.toFixed(0)} GFLOP/s (${matmul.median.toFixed(0)} ms per ${matmul.n}³ product)`);
 
   const floorInput = images.reduce((best, i) => (Math.abs(i.megapixels - 2.5) < Math.abs(best.megapixels - 2.5) ? i : best));
-  const tensor = toModelTensor(await decodeForModel(floorInput.bytes, { maxPixels: MAX_PIXELS, size: 1024 }));
+  const tensor = toModelTensor(await decodeForModel(floorInput.bytes, { maxPixels: MAX_PIXELS, size: 1024 }), channelTables(ISNET_PROCESSING));
   let meter = await openFloorMeter(modelPath, tensor, segmenterOptions);
   const measuredBefore = await cpu.measure(() => measurePasses(meter, { warmup: 2, runs }));
   const before = { ...measuredBefore.value, foreignCores: measuredBefore.foreignCores };

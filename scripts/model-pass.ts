@@ -20,7 +20,8 @@ import { BUNDLED_RANGES, buildInt8Model } from '../src/model/int8-model.js';
 import { loadSegmenter, type OnnxSegmenter } from '../src/model/onnx-segmenter.js';
 import { readInt8Ranges } from '../src/model/quantize/int8-ranges.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
-import { toModelTensor } from '../src/model/isnet-tensor.js';
+import { ISNET_PROCESSING } from '../src/model/model-processing.js';
+import { channelTables, toModelTensor } from '../src/model/model-tensor.js';
 import { describeMachine } from './bench/machine.js';
 import { median } from './bench/stats.js';
 import { profilePasses, type PassProfile } from './model-pass/profile.js';
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
   const ranges = values.ranges ? await readInt8Ranges(values.ranges) : BUNDLED_RANGES;
   const [int8Path, buildMs] = await timed(() => buildInt8Model(fp32Path, ranges, dataDir));
   const size = 1024;
-  const tensor = toModelTensor(await decodeForModel(await readFile(values.photo), { maxPixels: 1e9, size }));
+  const tensor = toModelTensor(await decodeForModel(await readFile(values.photo), { maxPixels: 1e9, size }), channelTables(ISNET_PROCESSING));
 
   const machine = describeMachine();
   console.log(`machine: ${machine.cpu}, ${machine.cores} cores; Node ${machine.node}; load average ${machine.loadAverage.join(' / ')}`);

@@ -9,7 +9,8 @@ import { loadSegmenter } from '../src/model/onnx-segmenter.js';
 import { runPrecisionProbe } from '../src/model/precision.js';
 import { openModel } from '../src/model/quantize/onnx-graph.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
-import { toModelTensor } from '../src/model/isnet-tensor.js';
+import { ISNET_PROCESSING } from '../src/model/model-processing.js';
+import { channelTables, toModelTensor } from '../src/model/model-tensor.js';
 import { startTestApp } from './helpers/app.js';
 import { makePhoto } from './helpers/images.js';
 
@@ -38,7 +39,7 @@ describe('the int8 model', () => {
     // Built once: a second call finds the file.
     expect(await buildInt8Model(fp32Path, BUNDLED_RANGES, dataDir)).toBe(int8Path);
 
-    const input = toModelTensor(await decodeForModel(await makePhoto('jpeg', 320, 240), { maxPixels: 1e8, size: 1024 }));
+    const input = toModelTensor(await decodeForModel(await makePhoto('jpeg', 320, 240), { maxPixels: 1e8, size: 1024 }), channelTables(ISNET_PROCESSING));
     const [fp32, int8] = await Promise.all([loadSegmenter(fp32Path, { threads: 1 }), loadSegmenter(int8Path, { threads: 1 })]);
     try {
       const a = await fp32.runTensor(input.slice());

@@ -8,7 +8,8 @@ import { convertModelToFp32 } from '../src/model/fp32-model.js';
 import { keepOnlyOutput } from '../src/model/mask-output-only.js';
 import { loadSegmenter } from '../src/model/onnx-segmenter.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
-import { toMask, toModelTensor } from '../src/model/isnet-tensor.js';
+import { ISNET_PROCESSING } from '../src/model/model-processing.js';
+import { channelTables, toMask, toModelTensor } from '../src/model/model-tensor.js';
 import { makePhoto } from './helpers/images.js';
 
 describe("Cutout's rewrite of the bundled model", () => {
@@ -36,7 +37,7 @@ describe("Cutout's rewrite of the bundled model", () => {
     await session.release();
 
     const modelInput = await decodeForModel(await makePhoto('jpeg', 320, 240), { maxPixels: 1e8, size: 1024 });
-    const input = toModelTensor(modelInput);
+    const input = toModelTensor(modelInput, channelTables(ISNET_PROCESSING));
     const [a, b] = await Promise.all([loadSegmenter(originalPath, { threads: 1 }), loadSegmenter(fp32Path, { threads: 1 })]);
     try {
       // runTensor() hands its input over to the worker thread, so each run gets its own copy.

@@ -2,8 +2,8 @@ import type { RawImage } from '../image/raw-image.js';
 import type { ModelProcessing } from './model-processing.js';
 
 // A model's side of the model step, driven by its processing (model-processing.ts): its input
-// tensor from 8-bit RGB, and its chosen output as probabilities. Both run on the model's own
-// thread (`segmenter-worker.ts`), never on the event loop.
+// tensor from 8-bit RGB, its chosen output as probabilities, and those as an 8-bit mask. All
+// run on the model's own thread (`segmenter-worker.ts`), never on the event loop.
 
 /** For each channel, the normalised value of each 8-bit value: (x / scale − mean) / std. */
 export type ChannelTables = readonly [Float32Array, Float32Array, Float32Array];
@@ -51,4 +51,15 @@ export function toProbabilities(output: Float32Array, dims: readonly number[], s
     for (let i = 0; i < probabilities.length; i++) probabilities[i] = 1 / (1 + Math.exp(-probabilities[i]));
   }
   return probabilities;
+}
+
+/** Turns the model's 0..1 probabilities into an 8-bit, one-channel mask. */
+export function toMask(probabilities: Float32Array, size: number): RawImage {
+  const data = new Uint8Array(probabilities.length);
+  for (let i = 0; i < probabilities.length; i++) {
+    const p = probabilities[i];
+    // `(v + 0.5) | 0` rounds a non-negative v, as Math.round does, at a fraction of its cost.
+    data[i] = p > 0 ? (p < 1 ? (p * 255 + 0.5) | 0 : 255) : 0;
+  }
+  return { data, width: size, height: size, channels: 1 };
 }

@@ -5,7 +5,7 @@
  * main thread would freeze every other request for the length of a pass.
  *
  * It also fills the model's tensor from the picture and turns the chosen output into the
- * 8-bit mask, as the model's processing says (`model-tensor.ts`, `isnet-tensor.ts`), so the
+ * 8-bit mask, as the model's processing says (`model-tensor.ts`), so the
  * event loop never holds the 16 MB of floats. It checks the execution provider before it
  * loads the model (`execution-provider.ts`). The
  * messages are `segmenter-protocol.ts`'s. Started with {@link ProbeWorkerData} instead, it
@@ -20,8 +20,7 @@ import * as ort from 'onnxruntime-node';
 import { reportFailed, reportReady } from '../threads/start-worker-thread.js';
 import { toThreadError } from '../threads/thread-error.js';
 import { assertProviderAvailable, providerRefused } from './execution-provider.js';
-import { toMask } from './isnet-tensor.js';
-import { channelTables, toModelTensor, toProbabilities } from './model-tensor.js';
+import { channelTables, toMask, toModelTensor, toProbabilities } from './model-tensor.js';
 import { probeInput, probeModels, PROBE_CHANNELS, PROBE_SIZE } from './quantize/probe-models.js';
 import type { ProbeResult, ProbeWorkerData, SegmenterReady, SegmenterRequest, SegmenterResult, SegmenterWorkerData } from './segmenter-protocol.js';
 

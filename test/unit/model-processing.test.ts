@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { assertProviderAvailable, PROVIDER_UNAVAILABLE } from '../../src/model/execution-provider.js';
-import { toModelTensor as isnetTensor } from '../../src/model/isnet-tensor.js';
 import { MODEL_PRESETS } from '../../src/model/model-presets.js';
 import { assertProcessing, IMAGENET, ISNET_PROCESSING } from '../../src/model/model-processing.js';
 import { channelTables, toModelTensor, toProbabilities } from '../../src/model/model-tensor.js';
@@ -8,8 +7,20 @@ import { channelTables, toModelTensor, toProbabilities } from '../../src/model/m
 const picture = { data: Uint8Array.from({ length: 4 * 4 * 3 }, (_, i) => (i * 37) % 256), width: 4, height: 4, channels: 3 as const };
 
 describe('model tensor', () => {
-  it("IS-Net's processing gives the very floats of IS-Net's own tensor", () => {
-    expect(Buffer.from(toModelTensor(picture, channelTables(ISNET_PROCESSING)).buffer).equals(Buffer.from(isnetTensor(picture).buffer))).toBe(true);
+  it("IS-Net's processing writes planar RGB normalised as IS-Net was trained, (x − 128) / 256", () => {
+    const image = { data: Uint8Array.from([0, 128, 255, 64, 192, 1]), width: 2, height: 1, channels: 3 as const };
+    expect([...toModelTensor(image, channelTables(ISNET_PROCESSING))]).toEqual([-0.5, -0.25, 0, 0.25, 0.49609375, -0.49609375]);
+    const plane = picture.width * picture.height;
+    const reference = Float32Array.from({ length: 3 * plane }, (_, i) => (picture.data[(i % plane) * 3 + Math.floor(i / plane)] - 128) / 256);
+    expect(Buffer.from(toModelTensor(picture, channelTables(ISNET_PROCESSING)).buffer).equals(Buffer.from(reference.buffer))).toBe(true);
+  });
+
+  it('fills a buffer it is given, overwriting what was there, and refuses one of the wrong length', () => {
+    const image = { data: Uint8Array.from([0, 128, 255, 64, 192, 1]), width: 2, height: 1, channels: 3 as const };
+    const reused = new Float32Array(6).fill(7);
+    expect(toModelTensor(image, channelTables(ISNET_PROCESSING), reused)).toBe(reused);
+    expect([...reused]).toEqual([-0.5, -0.25, 0, 0.25, 0.49609375, -0.49609375]);
+    expect(() => toModelTensor(image, channelTables(ISNET_PROCESSING), new Float32Array(5))).toThrow('expected 6');
   });
 
   it('normalises each channel with its own mean and std, planar', () => {
