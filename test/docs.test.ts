@@ -34,13 +34,14 @@ describe('the docs agree with the code', () => {
   });
 
   it('docs/models.md lists every preset with its input size, output, licence and hash, and no other', () => {
-    const documented = tableRows('presets', modelsDoc).map(([name, , input, , output, licence, , hash]) => [name.replaceAll('`', ''), Number(input), output, licence, hash.replaceAll('`', '')]);
+    const documented = tableRows('presets', modelsDoc).map(([name, , input, , output, licence, , hash, megabytes]) => [name.replaceAll('`', ''), input, output, licence, hash.replaceAll('`', ''), Number(megabytes)]);
     const presets = MODEL_PRESETS.map((preset) => [
       preset.name,
-      preset.processing.inputSize,
+      `${preset.processing.inputSize}${preset.processing.fit === 'letterbox' ? ', letterboxed' : ''}`,
       `${preset.processing.outputIndex}, ${preset.processing.activation}`,
       preset.commercial ? preset.licence : `${preset.licence}, **non-commercial**`,
       preset.hash,
+      preset.megabytes,
     ]);
     expect(documented).toEqual(presets);
   });

@@ -30,14 +30,17 @@ describe('cutout models', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
     const lines = stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+STATUS\s+SIZE\s+ARCHITECTURE\s+LICENCE\s+SOURCE$/);
+    expect(lines[0]).toMatch(/^NAME\s+STATUS\s+SIZE\s+DOWNLOAD\s+ARCHITECTURE\s+LICENCE\s+SOURCE$/);
     for (const preset of MODEL_PRESETS) expect(lines.some((line) => line.startsWith(`${preset.name} `))).toBe(true);
     const row = (name: string) => lines.find((line) => line.startsWith(`${name} `))!;
     expect(row('bria-rmbg')).toContain('CC BY-NC 4.0, non-commercial');
     expect(row('birefnet-general-lite')).toContain('MIT');
     expect(row('birefnet-general-lite')).toContain('https://github.com/danielgatis/rembg/releases/download/v0.0.0/BiRefNet-general-bb_swin_v1_tiny-epoch_232.onnx');
     expect(row('isnet')).toMatch(/^isnet\s+installed/);
-    expect(row('isnet-small')).toMatch(/^isnet-small\s+-/);
+    expect(row('isnet-small')).toMatch(/^isnet-small\s+-\s+-\s+44\.3 MB\s/);
+    // What an operator is about to download, as the publisher's listing gives it.
+    expect(row('birefnet-general')).toMatch(/^birefnet-general\s+-\s+-\s+972\.7 MB\s/);
+    expect(row('u2netp')).toMatch(/^u2netp\s+-\s+-\s+4\.6 MB\s/);
   });
 
   it('add refuses a file whose hash is not the preset’s, naming both hashes, and installs nothing', { timeout: CLI_TIMEOUT }, async () => {
@@ -61,7 +64,7 @@ describe('cutout models', () => {
     expect(resolved.processing).toEqual(findPreset('isnet-small')!.processing);
 
     const listed = await cutout(dataDir, ['models', 'list']);
-    expect(listed.stdout).toMatch(/\nisnet-small\s+installed\s+44\.3 MB/);
+    expect(listed.stdout).toMatch(/\nisnet-small\s+installed\s+44\.3 MB\s+44\.3 MB/);
 
     const removed = await cutout(dataDir, ['models', 'remove', 'isnet-small']);
     expect(removed.code).toBe(0);
@@ -76,7 +79,7 @@ describe('cutout models', () => {
     await copyFile(smallFile, file);
     const [missing, added, bad] = await Promise.all([
       cutout(dataDir, ['models', 'add', 'mine', file]),
-      cutout(dataDir, ['models', 'add', 'my-model', file, '--input-size', '512', '--mean', '0.485,0.456,0.406', '--std', '0.229,0.224,0.225', '--output-index', '2', '--activation', 'sigmoid']),
+      cutout(dataDir, ['models', 'add', 'my-model', file, '--input-size', '512', '--mean', '0.485,0.456,0.406', '--std', '0.229,0.224,0.225', '--output-index', '2', '--activation', 'sigmoid', '--fit', 'letterbox']),
       cutout(dataDir, ['models', 'add', 'other', file, '--input-size', '512', '--mean', '0.5,0.5', '--std', '1,1,1']),
     ]);
     expect(missing.code).toBe(2);
@@ -89,10 +92,11 @@ describe('cutout models', () => {
       std: [0.229, 0.224, 0.225],
       outputIndex: 2,
       activation: 'sigmoid',
+      fit: 'letterbox',
     });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--mean needs 3 numbers R,G,B');
     const listed = await cutout(dataDir, ['models', 'list']);
-    expect(listed.stdout).toMatch(/\nmy-model\s+installed\s+44\.3 MB\s+custom/);
+    expect(listed.stdout).toMatch(/\nmy-model\s+installed\s+44\.3 MB\s+-\s+custom/);
   });
 });

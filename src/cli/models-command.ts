@@ -3,9 +3,9 @@ import { installModel, listModels, removeModel } from '../model/installed-models
 import type { MaskActivation, ModelProcessing } from '../model/model-processing.js';
 import { UsageError } from './usage-error.js';
 
-export const MODELS_USAGE = `  cutout models list                       every preset and installed model, with size on disk and licence
+export const MODELS_USAGE = `  cutout models list                       every preset and installed model, with size on disk, download size and licence
   cutout models add NAME [FILE]            installs a preset's file after checking its hash (the bundled isnet-small needs no FILE)
-  cutout models add NAME FILE --input-size N --mean R,G,B --std R,G,B [--scale 255] [--output-index 0] [--activation sigmoid|none]
+  cutout models add NAME FILE --input-size N --mean R,G,B --std R,G,B [--scale 255] [--output-index 0] [--activation sigmoid|none] [--fit stretch|letterbox]
                                            installs any other ONNX segmentation model under a new name
   cutout models remove NAME`;
 
@@ -17,11 +17,13 @@ function numbers(flag: string, text: string | undefined, count: number): number[
 
 /** The processing a custom `models add` gives on its command line, or undefined when it gives none. */
 function processingFromFlags(values: Record<string, string | undefined>): ModelProcessing | undefined {
-  const given = ['input-size', 'mean', 'std', 'scale', 'output-index', 'activation'].filter((flag) => values[flag] !== undefined);
+  const given = ['input-size', 'mean', 'std', 'scale', 'output-index', 'activation', 'fit'].filter((flag) => values[flag] !== undefined);
   if (given.length === 0) return undefined;
   for (const flag of ['input-size', 'mean', 'std']) if (values[flag] === undefined) throw new UsageError(`a custom model needs --${flag} (given: ${given.map((f) => `--${f}`).join(' ')})`);
   const activation = values.activation ?? 'none';
   if (activation !== 'sigmoid' && activation !== 'none') throw new UsageError(`--activation is sigmoid or none, not ${JSON.stringify(activation)}`);
+  const fit = values.fit ?? 'stretch';
+  if (fit !== 'stretch' && fit !== 'letterbox') throw new UsageError(`--fit is stretch or letterbox, not ${JSON.stringify(fit)}`);
   const [r, g, b] = numbers('mean', values.mean, 3);
   const [sr, sg, sb] = numbers('std', values.std, 3);
   return {
@@ -31,6 +33,7 @@ function processingFromFlags(values: Record<string, string | undefined>): ModelP
     std: [sr, sg, sb],
     outputIndex: values['output-index'] === undefined ? 0 : numbers('output-index', values['output-index'], 1)[0],
     activation: activation as MaskActivation,
+    ...(fit === 'letterbox' ? { fit } : {}),
   };
 }
 
@@ -51,6 +54,7 @@ export async function modelsCommand(args: string[], dataDir: string, print: (lin
       scale: { type: 'string' },
       'output-index': { type: 'string' },
       activation: { type: 'string' },
+      fit: { type: 'string' },
     },
   });
   const [action, name, file] = positionals;
@@ -59,11 +63,12 @@ export async function modelsCommand(args: string[], dataDir: string, print: (lin
       row.name,
       row.installed ? 'installed' : '-',
       megabytes(row.size),
+      megabytes(row.published),
       row.architecture,
       row.commercial ? row.licence : `${row.licence}, non-commercial`,
       row.source,
     ]);
-    const all = [['NAME', 'STATUS', 'SIZE', 'ARCHITECTURE', 'LICENCE', 'SOURCE'], ...rows];
+    const all = [['NAME', 'STATUS', 'SIZE', 'DOWNLOAD', 'ARCHITECTURE', 'LICENCE', 'SOURCE'], ...rows];
     const widths = all[0].map((_, i) => Math.max(...all.map((row) => row[i].length)));
     for (const row of all) print(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
   } else if (action === 'add') {

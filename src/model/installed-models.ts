@@ -85,7 +85,7 @@ async function readManifest(dataDir: string, name: string): Promise<InstalledMan
 export async function installModel(dataDir: string, name: string, file: string | undefined, processing?: ModelProcessing): Promise<InstalledManifest> {
   if (!MODEL_NAME.test(name)) throw new ModelCatalogError(`${JSON.stringify(name)} is not a model name: lower-case letters, digits, '.', '_' and '-', up to 64`);
   const preset = findPreset(name);
-  if (preset && processing) throw new ModelCatalogError(`${name} is a preset: its processing is known, so --input-size, --mean, --std, --scale, --output-index and --activation do not apply`);
+  if (preset && processing) throw new ModelCatalogError(`${name} is a preset: its processing is known, so --input-size, --mean, --std, --scale, --output-index, --activation and --fit do not apply`);
   if (preset?.bundled === 'medium') throw new ModelCatalogError(`${name} is the bundled default; it is always installed`);
   if (!preset && !processing) throw new ModelCatalogError(`${name} is not a preset (\`cutout models list\` shows them): a custom model needs --input-size, --mean and --std`);
   if (processing) assertProcessing(processing);
@@ -138,6 +138,8 @@ export interface ModelListing {
   installed: boolean;
   /** Bytes on disk when installed. */
   size?: number;
+  /** A preset's file size as published (ModelPreset.megabytes), in bytes: what installing it takes. */
+  published?: number;
   architecture: string;
   licence: string;
   commercial: boolean;
@@ -154,7 +156,16 @@ export async function listModels(dataDir: string): Promise<ModelListing[]> {
   const rows: ModelListing[] = [];
   for (const preset of MODEL_PRESETS) {
     const size = preset.bundled === 'medium' ? undefined : await sizeOf(preset.name);
-    rows.push({ name: preset.name, installed: preset.bundled === 'medium' || size !== undefined, size, architecture: preset.architecture, licence: preset.licence, commercial: preset.commercial, source: preset.source });
+    rows.push({
+      name: preset.name,
+      installed: preset.bundled === 'medium' || size !== undefined,
+      size,
+      published: preset.megabytes * 1e6,
+      architecture: preset.architecture,
+      licence: preset.licence,
+      commercial: preset.commercial,
+      source: preset.source,
+    });
   }
   for (const name of names.filter((name) => !findPreset(name)).sort()) {
     const manifest = await readManifest(dataDir, name);

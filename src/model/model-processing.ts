@@ -8,6 +8,13 @@
 /** What is done to the chosen output before it is a 0..1 probability. */
 export type MaskActivation = 'sigmoid' | 'none';
 
+/**
+ * How the photo is fitted into the model's square: `stretch`ed to fill it (what most models
+ * were trained on), or `letterbox`ed, whole with its aspect kept and padded with black
+ * (letterbox.ts).
+ */
+export type ModelFit = 'stretch' | 'letterbox';
+
 /** One model's input and output handling; every field is plain data that crosses to the model thread. */
 export interface ModelProcessing {
   /** Side of the square picture the model takes. */
@@ -22,6 +29,8 @@ export interface ModelProcessing {
   outputIndex: number;
   /** `sigmoid` when that output holds logits, `none` when it already holds probabilities. */
   activation: MaskActivation;
+  /** How the photo fills the square; `stretch` when absent. */
+  fit?: ModelFit;
 }
 
 /** ImageNet's channel means and deviations, which torchvision-trained models expect. */
@@ -32,11 +41,12 @@ export const ISNET_PROCESSING: ModelProcessing = Object.freeze({ inputSize: 1024
 
 /** Throws with a message naming the field when `processing` could not drive a model. */
 export function assertProcessing(processing: ModelProcessing): void {
-  const { inputSize, scale, mean, std, outputIndex, activation } = processing;
+  const { inputSize, scale, mean, std, outputIndex, activation, fit } = processing;
   if (!Number.isInteger(inputSize) || inputSize < 8 || inputSize > 4096) throw new Error(`input size ${inputSize} is not a whole number from 8 to 4096`);
   if (!(scale > 0) || !Number.isFinite(scale)) throw new Error(`scale ${scale} is not a positive number`);
   if (mean.length !== 3 || !mean.every(Number.isFinite)) throw new Error(`mean ${mean.join(',')} is not three numbers R,G,B`);
   if (std.length !== 3 || !std.every((s) => Number.isFinite(s) && s > 0)) throw new Error(`std ${std.join(',')} is not three positive numbers R,G,B`);
   if (!Number.isInteger(outputIndex) || outputIndex < 0) throw new Error(`output index ${outputIndex} is not a whole number ≥ 0`);
   if (activation !== 'sigmoid' && activation !== 'none') throw new Error(`activation ${String(activation)} is neither sigmoid nor none`);
+  if (fit !== undefined && fit !== 'stretch' && fit !== 'letterbox') throw new Error(`fit ${String(fit)} is neither stretch nor letterbox`);
 }

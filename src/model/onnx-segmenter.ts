@@ -119,12 +119,13 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
 
   return {
     size,
-    async segment(pictures) {
+    fit: options.processing?.fit ?? 'stretch',
+    async segment(pictures, aspect) {
       if (pictures.length === 0) throw new Error('segment needs at least one picture');
       for (const picture of pictures) assertModelInput(picture, size);
       // A view into a larger buffer is copied out first: the whole buffer would travel otherwise.
       const rgb = pictures.map(({ data }) => (wholeBuffer(data) ? data : data.slice()));
-      const { masks } = await dispatch({ id: nextId++, rgb }, [...new Set(rgb.map((data) => data.buffer))]);
+      const { masks } = await dispatch({ id: nextId++, rgb, aspect }, [...new Set(rgb.map((data) => data.buffer))]);
       if (masks?.length !== pictures.length) throw new Error(`model run answered ${masks?.length ?? 'no'} masks for ${pictures.length} pictures`);
       return masks.map((data) => ({ data, width: size, height: size, channels: 1 as const }));
     },

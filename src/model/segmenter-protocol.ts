@@ -44,11 +44,12 @@ export interface SegmenterReady {
 
 /**
  * `rgb`: model-sized pictures (the views of one photo), answered with one 8-bit mask each,
- * in order (the pipeline's way in). `tensor`: a ready input tensor, answered with the raw
+ * in order (the pipeline's way in); `aspect` is the photo's width / height, which a model
+ * that letterboxes needs (Segmenter.segment). `tensor`: a ready input tensor, answered with the raw
  * probabilities (for measuring the model and comparing model files; see
  * OnnxSegmenter.runTensor).
  */
-export type SegmenterRequest = { id: number; rgb: Uint8Array[]; tensor?: undefined } | { id: number; tensor: Float32Array; rgb?: undefined };
+export type SegmenterRequest = { id: number; rgb: Uint8Array[]; aspect?: number; tensor?: undefined } | { id: number; tensor: Float32Array; rgb?: undefined; aspect?: undefined };
 
 export type SegmenterResult =
   | { id: number; masks: Uint8Array[]; probabilities?: undefined; error?: undefined }

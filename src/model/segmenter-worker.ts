@@ -20,6 +20,7 @@ import * as ort from 'onnxruntime-node';
 import { reportFailed, reportReady } from '../threads/start-worker-thread.js';
 import { toThreadError } from '../threads/thread-error.js';
 import { assertProviderAvailable, providerRefused } from './execution-provider.js';
+import { letterboxBox, letterboxPicture, unletterboxProbabilities } from './letterbox.js';
 import { channelTables, toMask, toModelTensor, toProbabilities } from './model-tensor.js';
 import { probeInput, probeModels, PROBE_CHANNELS, PROBE_SIZE } from './quantize/probe-models.js';
 import type { ProbeResult, ProbeWorkerData, SegmenterReady, SegmenterRequest, SegmenterResult, SegmenterWorkerData } from './segmenter-protocol.js';
@@ -108,6 +109,12 @@ async function serve({ modelPath, threads, memoryArena, memoryPattern, processin
     // The tensor of `rgb` runs, filled here for each: it never leaves this thread.
     let tensor: Float32Array | undefined;
 
+    /** Where the photo lies in a letterboxed square; none when it fills the square anyway. */
+    const letterboxFor = (aspect = 1) => {
+      const box = letterboxBox(size, aspect);
+      return box.width === size && box.height === size ? undefined : box;
+    };
+
     /** One pass on a filled tensor: the model's `size × size` probabilities, read from its output as the processing says. */
     const run = async (planar: Float32Array): Promise<Float32Array> => {
       const results = await session.run({ [inputName]: new ort.Tensor('float32', planar, [1, 3, size, size]) }, [outputName]);
@@ -116,7 +123,7 @@ async function serve({ modelPath, threads, memoryArena, memoryPattern, processin
       return toProbabilities(output.data, output.dims, size, processing, outputName);
     };
 
-    port.on('message', async ({ id, rgb, tensor: given }: SegmenterRequest) => {
+    port.on('message', async ({ id, rgb, aspect, tensor: given }: SegmenterRequest) => {
       try {
         if (given) {
           const probabilities = await run(given);
@@ -125,10 +132,13 @@ async function serve({ modelPath, threads, memoryArena, memoryPattern, processin
         }
         // The views run one after the other through the one tensor: a second view costs a
         // second pass, not a second pass's worth of memory.
+        const box = processing.fit === 'letterbox' ? letterboxFor(aspect) : undefined;
         const masks: Uint8Array[] = [];
         for (const data of rgb) {
-          const planar = toModelTensor({ data, width: size, height: size, channels: 3 }, tables, (tensor ??= new Float32Array(3 * size * size)));
-          masks.push(toMask(await run(planar), size).data);
+          const picture = box ? letterboxPicture(data, size, box) : data;
+          const planar = toModelTensor({ data: picture, width: size, height: size, channels: 3 }, tables, (tensor ??= new Float32Array(3 * size * size)));
+          const probabilities = await run(planar);
+          masks.push(toMask(box ? unletterboxProbabilities(probabilities, size, box) : probabilities, size).data);
         }
         port.postMessage({ id, masks } satisfies SegmenterResult, masks.map((mask) => mask.buffer as ArrayBuffer));
       } catch (error) {

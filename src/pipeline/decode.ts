@@ -43,7 +43,7 @@ function decodeError(error: unknown, format: ImageFormat, maxPixels: number): Cu
 }
 
 /** The photo's width and height once its EXIF orientation is applied, from its header. */
-async function orientedSize(bytes: Uint8Array, maxPixels: number): Promise<{ width: number; height: number }> {
+export async function orientedSize(bytes: Uint8Array, maxPixels: number): Promise<{ width: number; height: number }> {
   const { format, pipeline } = open(bytes, maxPixels);
   try {
     const { autoOrient } = await pipeline.metadata();

@@ -2,7 +2,7 @@ import { alwaysFree, type ModelSlot } from '../inference/model-slot.js';
 import type { Box } from '../image/box.js';
 import type { Segmenter } from '../model/segmenter.js';
 import { DEFAULT_ANSWER, type AnswerSpec, type EncodedFormat, type RegionOfInterest } from './answer-spec.js';
-import { decodeForModel, resolveRegion, type ResolvedRegion } from './decode.js';
+import { decodeForModel, orientedSize, resolveRegion, type ResolvedRegion } from './decode.js';
 import type { PngCompression } from './encode.js';
 import type { FinishSpec } from './finish-protocol.js';
 import type { FinishThread } from './finish-thread.js';
@@ -111,8 +111,14 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
   let finishing = release ? begin() : undefined;
   let start = performance.now();
   let resolved: ResolvedRegion | undefined;
+  // Only a model that letterboxes needs the shape of what it sees (Segmenter.segment).
+  let aspect: number | undefined;
   const modelInput = await (async () => {
     resolved = options.roi && (await resolveRegion(bytes, options.roi, maxPixels));
+    if (segmenter.fit === 'letterbox') {
+      const seen = resolved?.view ?? (await orientedSize(bytes, maxPixels));
+      aspect = seen.width / seen.height;
+    }
     return decodeForModel(bytes, { maxPixels, size: segmenter.size, region: resolved?.view });
   })().catch((error: unknown) => {
     release?.();
@@ -131,7 +137,7 @@ export async function removeBackground(bytes: Uint8Array, options: RemoveBackgro
     start = performance.now();
     // Every view is rendered before the model's step moves the picture's pixels away.
     const pictures = views.map((view) => renderView(modelInput, view));
-    const segmentation = fuseViews(views, await segmenter.segment(pictures));
+    const segmentation = fuseViews(views, await segmenter.segment(pictures, aspect));
     timings.inference = since(start);
     return { segmentation, begun };
   }, options.signal);
