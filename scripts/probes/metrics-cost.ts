@@ -1,6 +1,6 @@
 /**
  * `npx tsx scripts/probes/metrics-cost.ts`: what Prometheus metrics add to a request
- * (issue 18: no cost on the request path beyond a few microseconds). Two measures:
+ * (the aim: no cost on the request path beyond a few microseconds). Two measures:
  *
  * 1. the metrics' own work per removal answered 200, alone: one counter increment and three
  *    histogram observations (CutoutMetrics.countRequest + observeRemoval), in µs;
