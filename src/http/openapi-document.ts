@@ -10,7 +10,7 @@ export const API_TAGS = [
   {
     name: 'removal',
     description:
-      'Remove the background of an image given by URL, as Base64 or as an upload. Each takes a managed token in `Authorization` and the same output options, and answers the image (or JSON with `Accept: application/json`).',
+      'Remove the background of an image given by URL, as Base64 or as an upload. Each takes a managed token in `Authorization` and the same output options, and answers `{"image_base64": …}`, or the image\'s own bytes when `Accept` asks for an image type.',
   },
   {
     name: 'tokens',
