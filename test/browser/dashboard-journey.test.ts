@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowserSession, type BrowserSession } from '../helpers/browser-session.js';
@@ -23,7 +23,6 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
   let session: BrowserSession;
   let t: DashboardApp;
   let origin: string;
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   let shots: ScreenshotDir;
@@ -38,7 +37,7 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
       context: { viewport: { width: 1000, height: 760 }, acceptDownloads: true },
       permissions: ['clipboard-read', 'clipboard-write'],
     });
-    ({ t, origin, browser, context, page, watch, shots } = session);
+    ({ t, origin, context, page, watch, shots } = session);
   });
 
   afterAll(() => session?.close());
