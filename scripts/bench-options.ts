@@ -1,5 +1,5 @@
 /**
- * The output options' bench (issue 16), and the default answer against another checkout's:
+ * The output options' bench, and the default answer against another checkout's:
  *
  *   npm run bench:options -- [--before DIR] [--sizes 2.5,10.7] [--runs 7] [--burst 16] [--photo FILE]
  *

@@ -1,5 +1,5 @@
 /**
- * Cutout's speed benchmark (issue 3): the model's arithmetic and floor, end-to-end latency
+ * Cutout's speed benchmark: the model's arithmetic and floor, end-to-end latency
  * through HTTP per stage and per quality, the peer (@imgly/background-removal-node) on the
  * same photos, throughput and latency under concurrent clients, /healthz during load, and
  * peak memory.

@@ -1,6 +1,6 @@
 /**
  * `npm run cluster`: three Cutout replicas behind HAProxy, with a PostgreSQL and a Redis of
- * their own, under a steady closed-loop load, through four faults (issue 18):
+ * their own, under a steady closed-loop load, through four faults:
  *
  *   1. kill -9 one replica: only the requests in flight on it may fail;
  *   2. a rolling restart of all three with SIGTERM: no request fails;

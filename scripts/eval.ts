@@ -58,7 +58,7 @@ const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--qua
   --all           print every image, not only the worst five per folder
   --precision P   fp32 (default) or int8: the model's float32 form, or the int8 one built from
                   it with its calibration file (src/model/int8-model.ts)
-  --compare A B   issue 17's quality targets, int8 (B) against float32 (A), from two --json reports
+  --compare A B   the int8 model's quality targets, int8 (B) against float32 (A), from two --json reports
 
   Model: CUTOUT_MODEL_PATH, or the bundled model assembled into CUTOUT_DATA_DIR (default ./data).`;
 

@@ -1,5 +1,5 @@
 /**
- * The model pass in float32 against int8, in one process, alternated: issue 17's first
+ * The model pass in float32 against int8, in one process, alternated: the int8 model's speed
  * target (int8 ≤ 0.33 × float32) and the per-block profile of docs/benchmarks.md.
  *
  *   npm run model-pass -- [--rounds N] [--threads N] [--photo FILE] [--ranges FILE] [--profile N]

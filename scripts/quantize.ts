@@ -5,7 +5,7 @@
  *
  *   npm run quantize -- [--model NAME|FILE.onnx] [--photos DIR] [--count N] [--out FILE.json] [--float-convs a,b]
  *
- * The rule (issue 17, and docs/benchmarks.md for what else was tried): a tensor's range runs
+ * The rule (docs/benchmarks.md for what else was tried): a tensor's range runs
  * from the lowest of its per-photo 0.01th percentiles to the mean of its per-photo 99.99th
  * percentiles; the logits (the convolution's output that reaches the Sigmoid) are then clipped
  * to ±LOGIT_CLIP. Plain min/max breaks the model: a few activations have outliers fifty times

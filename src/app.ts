@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { CUTOUT_VERSION } from './cutout-version.js';
 import { dashboardPlugin } from './dashboard/dashboard-plugin.js';
 import { apiReferencePlugin } from './http/api-reference.js';
 import { authPlugin } from './http/auth.js';
 import { errorHandlerPlugin } from './http/error-handler.js';
 import { metricsPlugin } from './http/metrics-plugin.js';
+import { openApiOptions } from './http/openapi-document.js';
 import { ProbeLogController } from './http/probe-log-controller.js';
 import { redisPlugin } from './http/redis-plugin.js';
 import { authTokenRoutes } from './http/routes/auth-token.js';
@@ -56,17 +58,7 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
   await app.register(errorHandlerPlugin);
   await app.register(metricsPlugin);
   await app.register(authPlugin);
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'Cutout', version: '1', description: 'Self-hosted background removal.' },
-      components: {
-        securitySchemes: {
-          managedToken: { type: 'apiKey', in: 'header', name: 'Authorization' },
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'A Token ID, on the remove.bg- and Photoroom-compatible routes.' },
-        },
-      },
-    },
-  });
+  await app.register(swagger, openApiOptions(CUTOUT_VERSION));
   await app.register(healthRoutes);
   await app.register(authTokenRoutes);
   await app.register(backgroundRoutes);

@@ -11,7 +11,7 @@ import { ModelService } from '../src/model/model-service.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { fakeSegmenter } from './helpers/fake-segmenter.js';
 
-// The deployment files of deploy/ (issue 18) checked against the code they deploy: what can
+// The deployment files of deploy/ checked against the code they deploy: what can
 // be run here is run (HAProxy's own check, systemd's), the rest is read and compared with
 // what Cutout really reads and serves. What cannot be run here (a container engine,
 // Kubernetes) is said in docs/deployment.md.

@@ -16,7 +16,7 @@ import { makePhoto } from './helpers/images.js';
 import { childEnv, exchangeOverHttp, killLeftoverChildren, removeBackgroundOverHttp, spawnTs, startServer, type HttpAnswer } from './processes/server-process.js';
 import { integrityCheck } from './helpers/stores.js';
 
-// Durability (issue 4): a token the store said was committed is there after `kill -9`.
+// Durability: a token the store said was committed is there after `kill -9`.
 //
 // What SIGKILL proves, and what it does not. SIGKILL ends the process, not the machine:
 // whatever the process had handed to the kernel (written to the SQLite file or its WAL, sent

@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-// GET /metrics (issue 18): Prometheus' text format from prom-client, Node's process metrics
+// GET /metrics: Prometheus' text format from prom-client, Node's process metrics
 // and Cutout's own; labels never carry a token, an account or a URL; CUTOUT_METRICS=false
 // turns it off; CUTOUT_METRICS_TOKEN guards it; probes and scrapes are logged at debug.
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,14 +32,19 @@ interface Response {
 }
 interface Operation {
   description?: string;
+  tags?: string[];
   requestBody?: { content: Record<string, { schema: { properties?: Record<string, { description?: string }> } }> };
   responses: Record<string, Response>;
 }
 interface Document {
+  info: { version: string };
+  tags: { name: string; description?: string }[];
   paths: Record<string, { post: Operation; get?: Operation }>;
 }
 /** The remove.bg- and Photoroom-compatible routes, whose errors are not problem+json (test/compat-*.test.ts). */
 const COMPAT = ['/v1.0/removebg', '/v1.0/account', '/v1/segment'];
+/** The groups /docs shows, in this order: each operation's one tag. */
+const GROUPS = { removal: REMOVALS, tokens: ['/api/v1/auth/token'], compatibility: COMPAT };
 
 describe('the OpenAPI document', () => {
   let t: TestApp;
@@ -60,6 +65,23 @@ describe('the OpenAPI document', () => {
   it('passes a standard validator (@apidevtools/swagger-parser), and is the one /docs renders', async () => {
     await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
     expect(await (await fetch(`${origin}/docs/json`)).json()).toEqual(document);
+  });
+
+  it('gives Cutout\'s version from package.json, and puts every operation in exactly one documented group', async () => {
+    const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(document.info.version).toBe(version);
+    expect(document.tags.map((tag) => tag.name)).toEqual(Object.keys(GROUPS));
+    for (const tag of document.tags) expect(tag.description, tag.name).toMatch(/\w{3,}.*\w{3,}/);
+    const grouped: Record<string, string[]> = {};
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods) as [string, Operation][]) {
+        expect(operation.tags, `${method} ${path}`).toHaveLength(1);
+        (grouped[operation.tags![0]] ??= []).push(path);
+      }
+    }
+    expect(Object.fromEntries(Object.entries(grouped).map(([tag, paths]) => [tag, paths.sort()]))).toEqual(
+      Object.fromEntries(Object.entries(GROUPS).map(([tag, paths]) => [tag, [...paths].sort()])),
+    );
   });
 
   it('describes every registered error, each code under its status, with x-request-id on every answer and Retry-After on 429 and 503', () => {

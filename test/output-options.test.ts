@@ -9,7 +9,7 @@ import { makeSubjectPhoto, multipartUpload } from './helpers/images.js';
 import { multipartBody } from '../scripts/lib/multipart-body.js';
 
 /**
- * The output options and the raw answer (issue 16), checked on the pixels of real answers:
+ * The output options and the raw answer, checked on the pixels of real answers:
  * the real model on a generated photo of a ball (640×480, the ball in the middle). The model
  * runs once per distinct picture (the eval's memo): the options are all after it.
  */

@@ -5,7 +5,7 @@ import { startCuttableProxy, targetOf, type CuttableProxy } from './helpers/cutt
 import { fakeSegmenter } from './helpers/fake-segmenter.js';
 import { makePhoto } from './helpers/images.js';
 
-// Redis gone for a while (issue 18), played with a proxy in front of the shared test Redis
+// Redis gone for a while, played with a proxy in front of the shared test Redis
 // that is cut and restored. The rate limit fails open, by choice (src/http/rate-limit.ts):
 // requests are let through uncounted, at once, never answered 429 or 5xx because the
 // counter is away; once Redis is back they are counted again, without a restart.

@@ -9,7 +9,7 @@ import { startDashboardApp, type DashboardApp } from './browser/dashboard-app.js
 import { startCuttableProxy, targetOf } from './helpers/cuttable-proxy.js';
 import { fakeSegmenter } from './helpers/fake-segmenter.js';
 
-// The dashboard's sign-in throttle shared through Redis (issue 18): failures counted at one
+// The dashboard's sign-in throttle shared through Redis by several replicas: failures counted at one
 // replica block the key at every other one, and while Redis is away each replica still
 // counts in its own memory, so the throttle never simply opens.
 

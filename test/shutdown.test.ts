@@ -10,7 +10,7 @@ import { alphaAt, makePhoto } from './helpers/images.js';
 import { exchangeOverHttp, killLeftoverChildren, removeBackgroundOverHttp, send, startServer, type ExitStatus, type HttpAnswer, type LogLine, type ServerProcess } from './processes/server-process.js';
 import { integrityCheck } from './helpers/stores.js';
 
-// Graceful shutdown (issue 4), on the real thing: `src/main.ts` as a child process with the
+// Graceful shutdown, on the real thing: `src/main.ts` as a child process with the
 // real model on one inference thread, SQLite in a temporary data directory, signals sent
 // with kill(2). One model pass takes well over a second here, which is what lets a test
 // hold a request in flight while the signal arrives.
@@ -216,7 +216,7 @@ describe.concurrent('graceful shutdown of a real server', () => {
     expect({ code: exit.code, signal: exit.signal }, server.output()).toEqual({ code: 1, signal: null });
   });
 
-  // The drain (issue 18): behind a load balancer, a replica told to stop must first be taken
+  // The drain: behind a load balancer, a replica told to stop must first be taken
   // out of rotation, which the balancer learns from /readyz, then close. With
   // CUTOUT_DRAIN_DELAY_MS, /readyz answers 503 from the signal on while every other request is
   // still served for that long; then the listener closes and what it holds is finished.

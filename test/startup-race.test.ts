@@ -11,7 +11,7 @@ import { childEnv, spawnTs } from './processes/server-process.js';
 import { fp32ModelPath } from './helpers/test-model.js';
 
 // Replicas starting at the same moment on one fresh database and one shared data directory
-// (issue 18): four children (test/processes/replica-start.ts) each run a server's start-up
+// (several replicas behind one balancer): four children (test/processes/replica-start.ts) each run a server's start-up
 // steps on the same installations at the same instants. Every start must succeed, the
 // migrations run once, the owner account is created once, every replica prints the same
 // setup code, and the model is assembled whole. One race per installation is a coin toss;

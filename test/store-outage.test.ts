@@ -8,7 +8,7 @@ import { startCuttableProxy, targetOf, type CuttableProxy } from './helpers/cutt
 import { fakeSegmenter } from './helpers/fake-segmenter.js';
 
 // PostgreSQL going away for a while (a restart, a failover), played with a proxy in front of
-// the shared test server that is cut and restored. What must hold (issue 18): every request
+// the shared test server that is cut and restored. What must hold: every request
 // that needs the database is answered 503 store_unavailable with Retry-After, fast; the
 // process does not crash (node-postgres reports the cut idle connections as 'error' events
 // on the pool, which end a process that does not listen); once the database is back the same

@@ -126,11 +126,11 @@ export interface BenchResults {
   /** VmHWM of the server over the whole run, bytes (the largest of the phases' peaks). */
   serverPeakRss: number;
   peerPeakRss?: number;
-  /** Which form of the model the server and the bare passes ran, and why (issue 17). */
+  /** Which form of the model the server and the bare passes ran, and why (fp32 or int8). */
   precision?: { setting: string; chosen: string; reason: string };
   /**
    * The float32 model on a second server in the same run (--fp32-baseline, when the run is
-   * int8): once ready, at 8 clients, and with the memory burst, for issue 17's comparisons.
+   * int8): once ready, at 8 clients, and with the memory burst, to compare int8 with float32.
    */
   fp32Baseline?: { rssReady?: number; at8?: LoadPhaseResult; memory?: LoadPhaseResult };
   targets: TargetResult[];

@@ -1,5 +1,5 @@
 /**
- * Issue 17's quality targets, read off two `npm run eval -- --json` reports made on the same
+ * The int8 model's quality targets against float32, read off two `npm run eval -- --json` reports made on the same
  * fixtures, one with the float32 model and one with the int8 model:
  *
  *   npm run eval -- --precision fp32 --json fp32.json && npm run eval -- --precision int8 --json int8.json

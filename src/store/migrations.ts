@@ -36,7 +36,7 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('managed_tokens_expires_at').on('managed_tokens').column('expires_at').execute();
     },
   },
-  // The token dashboard (issue 6): owners' accounts, their sign-in sessions, and removals
+  // The token dashboard: owners' accounts, their sign-in sessions, and removals
   // counted per user token and day. Tokens made before this have no account until the first
   // account is created, which adopts them.
   '0002-accounts-sessions-usage': {
@@ -70,7 +70,7 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
-  // Several replicas on one database (issue 18): the setup code of a fresh installation is
+  // Several replicas on one database: the setup code of a fresh installation is
   // kept here, so that every replica asks for the one they all printed, and it can be used once.
   '0003-setup-code': {
     async up(db: Kysely<unknown>) {

@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBrowserSession, type BrowserSession } from '../helpers/browser-session.js';
 import { alphaAt, makePhoto } from '../helpers/images.js';
-import { haveChromium, launchChromium, saveScreenshot, screenshotDir, watchPage, type PageWatch, type ScreenshotDir } from './chromium.js';
-import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
+import { haveChromium, saveScreenshot, type PageWatch, type ScreenshotDir } from './chromium.js';
+import type { DashboardApp } from './dashboard-app.js';
 
 /**
  * The owner's whole journey through the dashboard in a real browser (Debian's Chromium,
@@ -20,9 +20,9 @@ const PASSWORD = 'a long enough password';
 const EMAIL = 'owner@example.com';
 
 describe.skipIf(!haveChromium)('dashboard in a browser', () => {
+  let session: BrowserSession;
   let t: DashboardApp;
   let origin: string;
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   let shots: ScreenshotDir;
@@ -32,22 +32,15 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
   const screenshot = (name: string, fullPage = true) => saveScreenshot(page, shots, name, fullPage);
 
   beforeAll(async () => {
-    shots = await screenshotDir();
-    t = await startDashboardApp({ rateLimit: 0 });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1000, height: 760 }, acceptDownloads: true });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-    page = await context.newPage();
-    watch = watchPage(page, origin);
+    session = await startBrowserSession({
+      config: { rateLimit: 0 },
+      context: { viewport: { width: 1000, height: 760 }, acceptDownloads: true },
+      permissions: ['clipboard-read', 'clipboard-write'],
+    });
+    ({ t, origin, context, page, watch, shots } = session);
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-    await shots?.dispose();
-  });
+  afterAll(() => session?.close());
 
   let tokenId: string;
   let managedToken: string;

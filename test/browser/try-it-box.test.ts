@@ -1,9 +1,9 @@
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp, { type Sharp } from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haveChromium, launchChromium, saveScreenshot, screenshotDir, watchPage, type PageWatch, type ScreenshotDir } from './chromium.js';
-import { startDashboardApp, type DashboardApp } from './dashboard-app.js';
+import { startBrowserSession, type BrowserSession } from '../helpers/browser-session.js';
+import { haveChromium, saveScreenshot, watchPage, type PageWatch, type ScreenshotDir } from './chromium.js';
+import type { DashboardApp } from './dashboard-app.js';
 
 /**
  * The person's hint on the try-it page, in a real browser with the real model: when the
@@ -74,6 +74,7 @@ const parseRoi = (roi: string | null): Box | null => {
 // Each step asks for up to three cuts of the photo by the real model: more than the default
 // minute on a busy two-core machine.
 describe.skipIf(!haveChromium)('try-it: the subject box', { timeout: 180_000 }, () => {
+  let session: BrowserSession;
   let t: DashboardApp;
   let origin: string;
   let browser: Browser;
@@ -84,14 +85,8 @@ describe.skipIf(!haveChromium)('try-it: the subject box', { timeout: 180_000 }, 
   let photo: Buffer;
 
   beforeAll(async () => {
-    shots = await screenshotDir();
-    t = await startDashboardApp({ rateLimit: 0 });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1000, height: 760 } });
-    page = await context.newPage();
-    watch = watchPage(page, origin);
+    session = await startBrowserSession({ config: { rateLimit: 0 }, context: { viewport: { width: 1000, height: 760 } } });
+    ({ t, origin, browser, context, page, watch, shots } = session);
     await page.goto(`${origin}/dashboard`);
     await page.getByLabel('Setup code').fill(t.setupCode()!);
     await page.getByLabel('Email').fill('owner@example.com');
@@ -102,11 +97,7 @@ describe.skipIf(!haveChromium)('try-it: the subject box', { timeout: 180_000 }, 
     photo = await twoBallPhoto().jpeg({ quality: 92 }).toBuffer();
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-    await shots?.dispose();
-  });
+  afterAll(() => session?.close());
 
   /**
    * Does `action`, which makes the page ask for a cut, and answers the `roi` it sent (null

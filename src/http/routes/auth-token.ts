@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
+import { API_TAG } from '../openapi-document.js';
 import { problemResponses, REQUEST_ID_HEADER } from '../openapi-schemas.js';
 
 const TokenResponse = Type.Object(
@@ -20,6 +21,7 @@ export const authTokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         summary: 'Exchange a user token for a managed token',
+        tags: [API_TAG.tokens],
         headers: Type.Object({ token: Type.Optional(Type.String({ description: 'The Token ID of a user token.' })) }),
         response: { 200: TokenResponse, ...problemResponses([401, 500]) },
       },

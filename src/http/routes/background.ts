@@ -9,6 +9,7 @@ import { usageRecorderPlugin } from '../../usage/usage-recorder.js';
 import { chooseAnswer } from '../answer-format.js';
 import { decodeBase64Image } from '../base64-image.js';
 import { cutoutJson } from '../cutout-json.js';
+import { API_TAG } from '../openapi-document.js';
 import { ANSWER_HEADERS, problemResponses } from '../openapi-schemas.js';
 import { rateLimitPlugin } from '../rate-limit.js';
 import { OPTION_FIELDS, OPTION_FORM_FIELDS } from './option-fields.js';
@@ -88,7 +89,7 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/api/v1/background/remove/url',
-    { preValidation: readJson, schema: { summary: 'Remove the background of an image at a URL', security, body: UrlBody, response: ANSWER } },
+    { preValidation: readJson, schema: { summary: 'Remove the background of an image at a URL', tags: [API_TAG.removal], security, body: UrlBody, response: ANSWER } },
     async (request, reply) => {
       const signal = app.removals.signalFor(reply);
       const bytes = await app.removals.fetch(request.body.image_url, 'image_url', signal);
@@ -98,7 +99,7 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/api/v1/background/remove/base64',
-    { preValidation: readJson, schema: { summary: 'Remove the background of a Base64 image', security, body: Base64Body, response: ANSWER } },
+    { preValidation: readJson, schema: { summary: 'Remove the background of a Base64 image', tags: [API_TAG.removal], security, body: Base64Body, response: ANSWER } },
     async (request, reply) => cutout(decodeBase64Image(request.body.image_base64, config.maxImageBytes), request, reply, app.removals.signalFor(reply), request.outputOptions),
   );
 
@@ -110,6 +111,7 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         summary: 'Remove the background of an uploaded image',
         description: 'multipart/form-data with exactly one file part named `file`, and the output options as form fields.',
+        tags: [API_TAG.removal],
         security,
         consumes: ['multipart/form-data'],
         body: UploadBody,

@@ -1,4 +1,5 @@
 import { REMOVEBG_ERRORS } from '../../compat/removebg-errors.js';
+import { API_TAG } from '../openapi-document.js';
 import { REQUEST_ID_HEADER } from '../openapi-schemas.js';
 
 /**
@@ -89,7 +90,7 @@ export const compatOpenApi = {
   removebg: {
     summary: 'remove.bg-compatible: remove the background',
     description: 'remove.bg\'s `POST /v1.0/removebg`, keyed by a Token ID in X-Api-Key. The image\'s bytes, or `{"data": {"result_b64", …}}` with `Accept: application/json`.',
-    tags: ['remove.bg and Photoroom compatibility'],
+    tags: [API_TAG.compatibility],
     security,
     consumes: ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json'],
     body: BODY_SCHEMA,
@@ -105,7 +106,7 @@ export const compatOpenApi = {
   account: {
     summary: 'remove.bg-compatible: the key\'s account',
     description: 'remove.bg\'s shape. Cutout has no credits (all 0); `api.free_calls` is the per-minute rate limit; `cutout` holds the token\'s name, rate limit and removals in the last 30 days.',
-    tags: ['remove.bg and Photoroom compatibility'],
+    tags: [API_TAG.compatibility],
     security,
     response: {
       200: {
@@ -125,7 +126,7 @@ export const compatOpenApi = {
   segment: {
     summary: 'Photoroom-compatible: remove the background',
     description: 'Photoroom\'s `POST /v1/segment`: multipart `image_file`; `format` png/jpg/webp, `channels`, `bg_color`, `size` preview/medium/hd/full, `crop`, `despill` (no effect). Answers the image\'s bytes.',
-    tags: ['remove.bg and Photoroom compatibility'],
+    tags: [API_TAG.compatibility],
     security,
     consumes: ['multipart/form-data'],
     body: {
