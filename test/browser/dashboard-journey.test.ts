@@ -188,10 +188,19 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download PNG' }).click()]);
       return { query: new URL(sent.url()).searchParams, png: await readFile((await download.path())!) };
     };
-    // Chosen by their labels, as a screen reader names them.
+    // Chosen by their labels, as a screen reader names them; reached by Tab after the width,
+    // in the order they are shown, and the shadow ticked with the space bar.
     await page.getByLabel("Subject's size").selectOption('25%');
     await page.getByLabel("Subject's place").selectOption({ label: 'Top' });
-    await page.getByLabel('Shadow under the subject').check();
+    await page.locator('#try-max-width').focus();
+    const tabbed: (string | undefined)[] = [];
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press('Tab');
+      tabbed.push(await page.evaluate(() => document.activeElement?.id));
+    }
+    expect(tabbed).toEqual(['try-scale', 'try-position', 'try-shadow']);
+    await page.keyboard.press('Space');
+    expect(await page.getByLabel('Shadow under the subject').isChecked()).toBe(true);
     const shadowed = await cut();
     expect(Object.fromEntries(shadowed.query)).toMatchObject({ scale: '25%', position: '50% 0%', add_shadow: 'true' });
     expect(await sharp(shadowed.png).metadata()).toMatchObject({ width: 640, height: 480, channels: 4 });
