@@ -10,8 +10,8 @@
  * - `jpeg`: sharp decodes the JPEG to raw RGB (libvips, its own threads);
  * - `heic`: libheif (WebAssembly, the `heic-decode` package, one thread) decodes the HEIC to RGBA;
  * - `heic-thread`: Cutout's way, the HEIC thread's round trip: decode, TIFF, back.
- * It prints each one's median and spread, and the ratios to `jpeg`, which are what to read
- * on a shared machine.
+ * It prints each one's median and spread, and the ratios to `jpeg` (of the medians, and of
+ * the fastest runs, which other work on a shared machine disturbs least): those are what to read.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -70,7 +70,7 @@ try {
   await thread.close();
   console.log(`${args.runs} rounds, alternating:`);
   for (const name of names) {
-    const ratio = name === 'jpeg' ? '' : `, ${(median(times[name]) / median(times.jpeg)).toFixed(1)}× jpeg`;
+    const ratio = name === 'jpeg' ? '' : `; ×jpeg: ${(median(times[name]) / median(times.jpeg)).toFixed(1)} by medians, ${(Math.min(...times[name]) / Math.min(...times.jpeg)).toFixed(1)} by fastest`;
     console.log(`  ${name}: median ${formatMs(median(times[name]))} ms (${formatMs(Math.min(...times[name]))}–${formatMs(Math.max(...times[name]))})${ratio}`);
   }
 } finally {
