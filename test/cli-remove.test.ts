@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { unzipSync } from 'fflate';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from './helpers/cli.js';
@@ -121,6 +122,30 @@ describe('cutout remove', () => {
     expect(Math.abs(ball.width! / ball.height! - 1)).toBeLessThan(0.15);
   });
 
+  it('--format auto names each file by what came (PNG with transparency, JPEG without); --format zip writes the archive as it came', { timeout: CLI_TIMEOUT }, async () => {
+    const out = join(work, 'auto');
+    const ball = join(work, 'photos', 'ball.jpg');
+    const transparent = await remove([ball, '-o', join(out, 'cut'), '--format', 'auto']);
+    const onColour = await remove([ball, '-o', join(out, 'flat'), '--format', 'auto', '--bg-color', '2050c0']);
+    expect([transparent.code, onColour.code], transparent.stdout + transparent.stderr + onColour.stdout + onColour.stderr).toEqual([0, 0]);
+    expect(await readdir(join(out, 'cut'))).toEqual(['ball.png']);
+    expect(await readdir(join(out, 'flat'))).toEqual(['ball.jpg']);
+    expect(onColour.stdout).toContain(`-> ${join(out, 'flat', 'ball.jpg')}`);
+    expect((await sharp(join(out, 'cut', 'ball.png')).metadata()).format).toBe('png');
+    expect((await sharp(join(out, 'flat', 'ball.jpg')).metadata()).format).toBe('jpeg');
+    // A second run skips either ending.
+    const again = await remove([ball, '-o', join(out, 'flat'), '--format', 'auto', '--bg-color', '2050c0', '--skip-existing']);
+    expect(again.stdout).toMatch(/^0 written, 1 skipped, 0 failed in /m);
+
+    const zipped = await remove([ball, '-o', join(out, 'zip'), '--format', 'zip']);
+    expect(zipped.code, zipped.stdout + zipped.stderr).toBe(0);
+    expect(await readdir(join(out, 'zip'))).toEqual(['ball.zip']);
+    const archive = unzipSync(await readFile(join(out, 'zip', 'ball.zip')));
+    expect(Object.keys(archive).sort()).toEqual(['alpha.png', 'color.jpg']);
+    expect(await sharp(archive['color.jpg']).metadata()).toMatchObject({ format: 'jpeg', width: 320, height: 240 });
+    expect(await sharp(archive['alpha.png']).metadata()).toMatchObject({ format: 'png', width: 320, height: 240 });
+  });
+
   it('refuses a bad command line with exit 2 and says why', async () => {
     const [noToken, badFormat, noOutput, nothing] = await Promise.all([
       remove([join(work, 'photos'), '-o', join(work, 'x')], { CUTOUT_TOKEN_ID: '' }),
@@ -130,7 +155,7 @@ describe('cutout remove', () => {
     ]);
     expect([noToken.code, badFormat.code, noOutput.code, nothing.code]).toEqual([2, 2, 2, 2]);
     expect(noToken.stderr).toContain('CUTOUT_TOKEN_ID');
-    expect(badFormat.stderr).toContain('--format takes png, webp, jpg, jpeg, not "gif"');
+    expect(badFormat.stderr).toContain('--format takes png, webp, jpg, jpeg, auto, zip, not "gif"');
     expect(noOutput.stderr).toContain('-o OUTDIR');
     expect(nothing.stderr).toContain('no such file or folder');
     expect(existsSync(join(work, 'x'))).toBe(false);

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelService } from '../src/model/model-service.js';
+import { exifOrientation, hasHeifTransform } from '../src/pipeline/heif-orientation.js';
 import { isHeif, sniffImageFormat } from '../src/pipeline/sniff-format.js';
 import { memoSegmenter } from '../scripts/eval/memo-segmenter.js';
 import { sharedSegmenter, startTestApp, type TestApp } from './helpers/app.js';
@@ -87,6 +88,51 @@ describe('HEIC', () => {
       expect(tooLarge.json().code).toBe('too_many_pixels');
     } finally {
       await small.close();
+    }
+  });
+});
+
+/**
+ * A photo stored on its side and turned upright by its orientation (test/fixtures/heic, made by
+ * scripts/make-heic-fixtures.ts): the JPEG by its EXIF Orientation 6; one HEIC by that EXIF
+ * Orientation alone (as heif-enc before 1.16 writes them); one by HEIF's irot besides the same
+ * EXIF Orientation (as phones write them), which must turn it once, not twice.
+ */
+describe('HEIC orientation', () => {
+  const fixture = (name: string) => readFile(new URL(`./fixtures/heic/${name}`, import.meta.url));
+  const cut = async (bytes: Buffer) => {
+    const { contentType, payload } = multipartUpload(bytes, 'photo');
+    const response = await t.app.inject({ method: 'POST', url: '/api/v1/background/remove/multipart', headers: { authorization: await t.managedToken(), 'content-type': contentType, accept: 'image/png' }, payload });
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(200);
+    return response.rawPayload;
+  };
+  /** Mean absolute difference of two RGBA cut-outs of one size, over every channel. */
+  const meanDifference = async (a: Buffer, b: Buffer) => {
+    const [x, y] = await Promise.all([sharp(a).raw().toBuffer(), sharp(b).raw().toBuffer()]);
+    expect(x.length).toBe(y.length);
+    let sum = 0;
+    for (let i = 0; i < x.length; i++) sum += Math.abs(x[i] - y[i]);
+    return sum / x.length;
+  };
+
+  it('tells which files turn by HEIF transforms and reads their EXIF Orientation', async () => {
+    const [exifOnly, withIrot, jpeg] = await Promise.all([fixture('orientation-6-exif.heic'), fixture('orientation-6-irot.heic'), fixture('orientation-6.jpg')]);
+    expect([hasHeifTransform(exifOnly), hasHeifTransform(withIrot), hasHeifTransform(heic)]).toEqual([false, true, false]);
+    const { exif } = await sharp(exifOnly).metadata();
+    expect(exifOrientation(exif!)).toBe(6);
+    expect(exifOrientation((await sharp(jpeg).metadata()).exif!)).toBe(6);
+    expect(exifOrientation(Buffer.from('no TIFF header in here at all'))).toBe(1);
+  });
+
+  it('lands upright as the JPEG does, whether the EXIF Orientation or HEIF\'s irot turns it', async () => {
+    const fromJpeg = await cut(await fixture('orientation-6.jpg'));
+    expect(await sharp(fromJpeg).metadata()).toMatchObject({ width: 320, height: 240 });
+    for (const name of ['orientation-6-exif.heic', 'orientation-6-irot.heic']) {
+      const fromHeic = await cut(await fixture(name));
+      expect(await sharp(fromHeic).metadata(), name).toMatchObject({ width: 320, height: 240 });
+      // The same picture the same way up: the ball's highlight is at its upper left, so a
+      // photo turned twice (upside down) differs by far more than the two codecs' losses.
+      expect(await meanDifference(fromHeic, fromJpeg), name).toBeLessThan(4);
     }
   });
 });

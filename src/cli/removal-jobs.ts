@@ -12,6 +12,12 @@ export interface RemovalJob {
   source: { file: string } | { url: string };
   /** Absolute path of the result. */
   output: string;
+  /**
+   * Every path the result may take, `output` first: more than one when the answer decides
+   * the format (`auto`: `.png` or `.jpg`), all of them checked against the inputs and by
+   * `--skip-existing`.
+   */
+  candidates: string[];
 }
 
 interface Found {
@@ -28,11 +34,12 @@ interface Found {
  * walked for image files (hidden entries, symbolic links to folders and the output folder
  * itself are left out) and keep their sub-folders under `outputDir`. Two inputs that would
  * share a result name get their own extension in it (`shoe-jpg.png`, `shoe-png.png`).
- * Refuses, before anything is sent, a run that would write over one of its inputs.
+ * `extensions` are the endings a result may take, the expected one first. Refuses, before
+ * anything is sent, a run that would write over one of its inputs.
  *
- * @example await collectRemovalJobs(['photos', 'https://example.com/a.jpg'], 'out', '.png')
+ * @example await collectRemovalJobs(['photos', 'https://example.com/a.jpg'], 'out', ['.png'])
  */
-export async function collectRemovalJobs(inputs: string[], outputDir: string, extension: string): Promise<RemovalJob[]> {
+export async function collectRemovalJobs(inputs: string[], outputDir: string, extensions: readonly [string, ...string[]]): Promise<RemovalJob[]> {
   const outputRoot = resolve(outputDir);
   const found: Found[] = [];
   for (const input of inputs) {
@@ -51,7 +58,7 @@ export async function collectRemovalJobs(inputs: string[], outputDir: string, ex
       found.push({ label: input, source: { file: resolve(input) }, stem: stripExtension(basename(input)), kind: kindOf(input) });
     }
   }
-  const jobs = nameOutputs(found, outputRoot, extension);
+  const jobs = nameOutputs(found, outputRoot, extensions);
   await refuseOverwritingInputs(jobs);
   return jobs;
 }
@@ -94,7 +101,7 @@ const stripExtension = (name: string) => name.slice(0, name.length - extname(nam
 const kindOf = (name: string) => extname(name).slice(1).toLowerCase();
 
 /** Gives each input its result path; clashing names take the input's extension, then a number. */
-function nameOutputs(found: Found[], outputRoot: string, extension: string): RemovalJob[] {
+function nameOutputs(found: Found[], outputRoot: string, extensions: readonly [string, ...string[]]): RemovalJob[] {
   const count = (names: string[]) => names.reduce((map, name) => map.set(name, (map.get(name) ?? 0) + 1), new Map<string, number>());
   const plain = found.map((item) => item.stem);
   const plainCounts = count(plain);
@@ -108,7 +115,8 @@ function nameOutputs(found: Found[], outputRoot: string, extension: string): Rem
       used.set(name, n);
       if (n > 1) name = `${name}-${n}`;
     }
-    return { label: item.label, source: item.source, output: join(outputRoot, `${name}${extension}`) };
+    const candidates = extensions.map((extension) => join(outputRoot, `${name}${extension}`));
+    return { label: item.label, source: item.source, output: candidates[0], candidates };
   });
 }
 
@@ -119,8 +127,10 @@ async function refuseOverwritingInputs(jobs: RemovalJob[]): Promise<void> {
     if ('file' in job.source) inputs.set(await realpath(job.source.file), job.label);
   }
   for (const job of jobs) {
-    const target = await realpath(job.output).catch(() => job.output);
-    const input = inputs.get(target);
-    if (input !== undefined) throw new UsageError(`the result of ${job.label} would be written over the input ${input} (${target.split(sep).slice(-2).join(sep)}); choose another output folder with -o`);
+    for (const output of job.candidates) {
+      const target = await realpath(output).catch(() => output);
+      const input = inputs.get(target);
+      if (input !== undefined) throw new UsageError(`the result of ${job.label} would be written over the input ${input} (${target.split(sep).slice(-2).join(sep)}); choose another output folder with -o`);
+    }
   }
 }

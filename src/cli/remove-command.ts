@@ -21,7 +21,10 @@ Run:
   --concurrency N        images in flight at once (default 4)
   --skip-existing        leave out the images whose result is already in OUTDIR
 Result (the API's output options):
-  --format png|webp|jpg  encoding and file extension (default png)
+  --format F             png (default), webp or jpg: the encoding and the file's ending;
+                         auto: PNG when the result has transparency, else JPEG (.png or
+                         .jpg as it came); zip: remove.bg's archive, written as it came
+                         (NAME.zip holding color.jpg and alpha.png)
   --channels rgba|alpha  alpha: the mask alone
   --bg-color HEX         composite onto a colour (rgb, rrggbb, rrggbbaa)
   --bg-image-url URL     composite onto an image the server fetches
@@ -43,10 +46,20 @@ Result (the API's output options):
 On a terminal it shows a progress bar; otherwise one line per image. Exit status 0 when
 every image was written or skipped, 1 when any failed, 2 for a usage error.`;
 
-const FORMATS = ['png', 'webp', 'jpg', 'jpeg'] as const;
+const FORMATS = ['png', 'webp', 'jpg', 'jpeg', 'auto', 'zip'] as const;
 const CHANNELS = ['rgba', 'alpha'] as const;
 const QUALITIES = ['best', 'fast'] as const;
-const EXTENSIONS: Record<(typeof FORMATS)[number], string> = { png: '.png', webp: '.webp', jpg: '.jpg', jpeg: '.jpg' };
+/** The endings a result may take for each format, the expected one first: `auto` lets the answer choose. */
+const EXTENSIONS: Record<(typeof FORMATS)[number], readonly [string, ...string[]]> = {
+  png: ['.png'],
+  webp: ['.webp'],
+  jpg: ['.jpg'],
+  jpeg: ['.jpg'],
+  auto: ['.png', '.jpg'],
+  zip: ['.zip'],
+};
+/** The ending of an answer of each Content-Type. */
+const EXTENSION_OF_TYPE: Readonly<Record<string, string>> = { 'image/png': '.png', 'image/webp': '.webp', 'image/jpeg': '.jpg', 'application/zip': '.zip' };
 
 const FLAGS = {
   output: { type: 'string', short: 'o' },
@@ -85,7 +98,7 @@ interface RemoveRun {
   concurrency: number;
   skipExisting: boolean;
   options: OutputOptions;
-  extension: string;
+  extensions: readonly [string, ...string[]];
 }
 
 /**
@@ -100,11 +113,15 @@ export async function removeCommand(args: string[], env: NodeJS.ProcessEnv, stre
     streams.stdout.write(`${REMOVE_USAGE}\n`);
     return 0;
   }
-  const jobs = await collectRemovalJobs(run.inputs, run.outputDir, run.extension);
+  const jobs = await collectRemovalJobs(run.inputs, run.outputDir, run.extensions);
   if (jobs.length === 0) throw new UsageError(`no image files in ${run.inputs.join(', ')}`);
   const skipped: RemovalJob[] = [];
   const toSend: RemovalJob[] = [];
-  for (const job of jobs) (run.skipExisting && (await exists(job.output)) ? skipped : toSend).push(job);
+  for (const job of jobs) {
+    const existing = run.skipExisting ? await firstExisting(job.candidates) : undefined;
+    if (existing) skipped.push({ ...job, output: existing });
+    else toSend.push(job);
+  }
 
   const progress = createRemovalProgress(streams);
   const client = new CutoutClient({ baseUrl: run.baseUrl, tokenId: run.tokenId, onRetry: () => progress.retried() });
@@ -141,8 +158,11 @@ async function removeOne(client: CutoutClient, job: RemovalJob, options: OutputO
   try {
     const input = 'url' in job.source ? { url: job.source.url } : await readFile(job.source.file);
     const result = await client.removeBackground(input, { ...options, signal });
-    await writeAtomically(job.output, result.bytes);
-    return { kind: 'written', job, width: result.width, height: result.height, ms: performance.now() - started };
+    // With format auto the answer's type picks the ending among the job's candidates.
+    const output = job.candidates.length > 1 ? job.candidates.find((path) => path.endsWith(EXTENSION_OF_TYPE[result.contentType] ?? '\0')) : job.output;
+    if (!output) return { kind: 'failed', job, code: 'unexpected_response', status: 200, detail: `The server answered ${result.contentType}, which format ${options.format} does not send.` };
+    await writeAtomically(output, result.bytes);
+    return { kind: 'written', job: { ...job, output }, width: result.width, height: result.height, ms: performance.now() - started };
   } catch (error) {
     if (signal.aborted) return undefined;
     if (error instanceof CutoutApiError) return { kind: 'failed', job, code: error.code, status: error.status, detail: error.detail };
@@ -164,7 +184,11 @@ async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
   }
 }
 
-const exists = (path: string) => stat(path).then(() => true, () => false);
+/** The first of `paths` that exists, if any. */
+async function firstExisting(paths: readonly string[]): Promise<string | undefined> {
+  for (const path of paths) if (await stat(path).then(() => true, () => false)) return path;
+  return undefined;
+}
 
 /** The command line, checked; undefined for --help. */
 function parseRemoveArgs(args: string[], env: NodeJS.ProcessEnv): RemoveRun | undefined {
@@ -211,7 +235,7 @@ function parseRemoveArgs(args: string[], env: NodeJS.ProcessEnv): RemoveRun | un
     concurrency: positiveInteger('--concurrency', values.concurrency) ?? 4,
     skipExisting: values['skip-existing'] ?? false,
     options,
-    extension: EXTENSIONS[format ?? 'png'],
+    extensions: EXTENSIONS[format ?? 'png'],
   };
 }
 

@@ -4,7 +4,9 @@
  * a second or more at 12 megapixels, so never the event loop's. The first image of the file
  * is decoded with its rotation and mirroring applied (HEIF's `irot`/`imir`, where phones put
  * the orientation), then written as an uncompressed TIFF, RGB, or RGBA when it has
- * transparency, which the pipeline's decode then reads like any other upload.
+ * transparency, which the pipeline's decode then reads like any other upload. A file with an
+ * EXIF Orientation and neither property (`heif-orientation.ts`) passes it on in the TIFF's
+ * header, so that the decode turns it as it turns a JPEG.
  * Messages: `heic-protocol.ts`.
  */
 import { parentPort } from 'node:worker_threads';
@@ -14,6 +16,7 @@ import { CutoutError } from '../errors.js';
 import { wholeBuffer } from '../image/raw-image.js';
 import { reportReady } from '../threads/start-worker-thread.js';
 import { toThreadError } from '../threads/thread-error.js';
+import { heifExifOrientation } from './heif-orientation.js';
 import type { HeicRequest, HeicResult } from './heic-protocol.js';
 
 const port = parentPort;
@@ -39,9 +42,21 @@ async function transcode({ heic, maxPixels }: HeicRequest): Promise<Uint8Array> 
     let opaque = true;
     for (let j = 3; j < rgba.length && opaque; j += 4) opaque = rgba[j] === 255;
     const image = sharp(rgba, { raw: { width, height, channels: 4 } });
-    return await (opaque ? image.removeAlpha() : image).tiff({ compression: 'none' }).toBuffer();
+    const orientation = heifExifOrientation(heic, await exifOf(heic));
+    const oriented = orientation === 1 ? image : image.withMetadata({ orientation });
+    return await (opaque ? oriented.removeAlpha() : oriented).tiff({ compression: 'none' }).toBuffer();
   } finally {
     images.dispose();
+  }
+}
+
+/** The file's EXIF block, read from its header by sharp (whose libheif parses HEIF though it cannot decode HEVC), if it has one. */
+async function exifOf(heic: Uint8Array): Promise<Uint8Array | undefined> {
+  try {
+    return (await sharp(heic).metadata()).exif;
+  } catch {
+    // A header sharp cannot read: libheif decoded the pixels, so the photo is taken as it stands.
+    return undefined;
   }
 }
 

@@ -118,6 +118,8 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
   it('try-it: choose an image, see before and after, download the PNG', async () => {
     await page.getByRole('link', { name: 'Try it' }).click();
     await page.waitForURL(`${origin}/dashboard/try-it`);
+    // Phones' HEIC photos are taken too, and the hint says so.
+    await expect(page.locator('#drop .hint').textContent()).resolves.toMatch(/\bHEIC\b/);
     const photo = await makePhoto('jpeg', 640, 480);
     // The server's default, CUTOUT_QUALITY=best, is the one selected, and it is what is sent.
     expect(await page.locator('#try-quality').inputValue()).toBe('best');
@@ -167,6 +169,63 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
     await page.locator('#try-max-width').fill('');
   });
 
+  it("try-it's finishing steps: the subject at 25 % at the top, with a shadow, sent as the API's options", async () => {
+    const photo = await makePhoto('jpeg', 640, 480);
+    /** Chooses the photo, waits for its answer, and returns the request's options and the PNG downloaded. */
+    const cut = async (): Promise<{ query: URLSearchParams; png: Buffer }> => {
+      const [sent] = await Promise.all([
+        page.waitForRequest((request) => request.method() === 'POST' && new URL(request.url()).pathname === '/dashboard/try-it/remove'),
+        page.locator('#try-file').setInputFiles({ name: 'ball.jpg', mimeType: 'image/jpeg', buffer: photo }),
+      ]);
+      await page.waitForFunction(() => /^Done in /.test(document.getElementById('try-status')?.textContent ?? ''), undefined, { timeout: 60_000 });
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download PNG' }).click()]);
+      return { query: new URL(sent.url()).searchParams, png: await readFile((await download.path())!) };
+    };
+    // Chosen by their labels, as a screen reader names them; reached by Tab after the width,
+    // in the order they are shown, and the shadow ticked with the space bar.
+    await page.getByLabel("Subject's size").selectOption('25%');
+    await page.getByLabel("Subject's place").selectOption({ label: 'Top' });
+    await page.locator('#try-max-width').focus();
+    const tabbed: (string | undefined)[] = [];
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press('Tab');
+      tabbed.push(await page.evaluate(() => document.activeElement?.id));
+    }
+    expect(tabbed).toEqual(['try-scale', 'try-position', 'try-shadow']);
+    await page.keyboard.press('Space');
+    expect(await page.getByLabel('Shadow under the subject').isChecked()).toBe(true);
+    const shadowed = await cut();
+    expect(Object.fromEntries(shadowed.query)).toMatchObject({ scale: '25%', position: '50% 0%', add_shadow: 'true' });
+    expect(await sharp(shadowed.png).metadata()).toMatchObject({ width: 640, height: 480, channels: 4 });
+    // The canvas keeps its size; the ball, a quarter of its height now, stands at its top.
+    expect(await alphaAt(shadowed.png, 0.5, 0.5)).toBeLessThan(50);
+    expect(await alphaAt(shadowed.png, 0.5, 0.12)).toBeGreaterThan(200);
+    await screenshot('04b-try-it-finishing');
+
+    // The same without the shadow: the shadowed answer is the same cut with dark pixels under it.
+    await page.getByLabel('Shadow under the subject').uncheck();
+    const plain = await cut();
+    expect(plain.query.has('add_shadow')).toBe(false);
+    const a = await sharp(shadowed.png).raw().toBuffer();
+    const b = await sharp(plain.png).raw().toBuffer();
+    let shadowOnly = 0;
+    let lighter = 0;
+    let notDark = 0;
+    for (let i = 0; i < a.length; i += 4) {
+      if (a[i + 3] < b[i + 3] - 1) lighter++;
+      if (b[i + 3] === 0 && a[i + 3] > 10) {
+        shadowOnly++;
+        if (Math.max(a[i], a[i + 1], a[i + 2]) >= 40) notDark++;
+      }
+    }
+    expect({ lighter, notDark }).toEqual({ lighter: 0, notDark: 0 });
+    expect(shadowOnly).toBeGreaterThan(100);
+
+    // Back to the defaults, which send none of these options.
+    await page.getByLabel("Subject's size").selectOption('original');
+    await page.getByLabel("Subject's place").selectOption('');
+  });
+
   it("try-it takes a dropped file, and shows the API's own message for one it refuses", async () => {
     // The file input is reachable by keyboard (it sits inside the drop zone's label).
     await page.locator('body').focus();
@@ -200,6 +259,7 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
       const [scrollWidth, innerWidth] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
       expect(scrollWidth, path).toBeLessThanOrEqual(innerWidth);
     }
+    await screenshot('06-phone-try-it');
     await page.goto(`${origin}/dashboard/tokens`);
     await screenshot('06-phone-tokens');
     await page.setViewportSize({ width: 1000, height: 760 });

@@ -132,6 +132,14 @@ describe('CutoutClient against a scripted server', () => {
     await expect(client.removeBackground(bytes)).rejects.toMatchObject({ status: 200, code: 'unexpected_response' });
   });
 
+  it("format zip's archive is a result, typed application/zip, with its size", async () => {
+    const archive = Uint8Array.of(0x50, 0x4b, 0x03, 0x04);
+    const server = scriptedServer([() => new Response(archive, { headers: { 'content-type': 'application/zip', 'x-width': '64', 'x-height': '48' } })]);
+    const client = new CutoutClient({ baseUrl: 'http://cutout.test', tokenId: TOKEN_ID, fetch: server.fetchFn });
+    const result = await client.removeBackground(bytes, { format: 'zip' });
+    expect({ contentType: result.contentType, width: result.width, height: result.height, bytes: [...result.bytes] }).toEqual({ contentType: 'application/zip', width: 64, height: 48, bytes: [...archive] });
+  });
+
   it('sends the output options as form fields beside the file, and as JSON beside image_url', async () => {
     const bodies: (FormData | string)[] = [];
     const capture: Handler = (_url, init) => {

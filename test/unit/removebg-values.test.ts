@@ -143,6 +143,16 @@ describe('what the readers accept', () => {
 });
 
 describe('a whole request', () => {
+  it("takes remove.bg's documented defaults: size preview (at most 0.25 MP) and format auto, an empty size being none", () => {
+    const image_url = 'https://example.com/photo.jpg';
+    for (const fields of [{ image_url }, { image_url, size: '' }]) {
+      const { removal } = readRemoveBgRequest({ fields, files: {} });
+      expect(removal.finishing?.maxPixels, JSON.stringify(fields)).toBe(250_000);
+      expect(removal.format).toBe('auto');
+    }
+    expect(readRemoveBgRequest({ fields: { image_url, size: 'full' }, files: {} }).removal.finishing?.maxPixels).toBeUndefined();
+  });
+
   const field = fc.oneof(anyString, fc.constant(''), fc.boolean(), fc.integer(), fc.constant(null));
   const names = [...REMOVEBG_PARAMETERS, 'image_url', 'image_file_b64', 'despill', 'unknown'];
 

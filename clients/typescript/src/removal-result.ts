@@ -11,9 +11,9 @@ export interface ForegroundBox {
 
 /** One removal's answer. */
 export interface RemovalResult {
-  /** The encoded image, exactly as the server sent it. */
+  /** The encoded image (or `format: 'zip'`'s archive), exactly as the server sent it. */
   bytes: Uint8Array;
-  /** Its type: `image/png`, `image/webp` or `image/jpeg`. */
+  /** Its type: `image/png`, `image/webp` or `image/jpeg`; `application/zip` for `format: 'zip'`. */
   contentType: string;
   /** The result's size in pixels (after any crop and resize). */
   width: number;
@@ -27,7 +27,8 @@ export interface RemovalResult {
 }
 
 /**
- * Reads a 200 answer of a removal: raw image bytes and the `X-Width`, `X-Height`,
+ * Reads a 200 answer of a removal: raw image bytes (or the zip archive of `color.jpg` and
+ * `alpha.png` that `format: 'zip'` asks for) and the `X-Width`, `X-Height`,
  * `X-Foreground-*` and `X-Uncertainty` headers. Anything else (a JSON Base64 answer from a server too old to
  * send raw bytes) is `unexpected_response`, not a guess.
  */
@@ -35,7 +36,7 @@ export function readRemovalResult(answer: HttpAnswer): RemovalResult {
   const contentType = answer.headers.get('content-type')?.split(';')[0].trim().toLowerCase() ?? '';
   const requestId = answer.headers.get('x-request-id') ?? '';
   const unexpected = (detail: string) => new CutoutApiError({ status: answer.status, code: 'unexpected_response', detail, requestId });
-  if (!contentType.startsWith('image/')) {
+  if (!contentType.startsWith('image/') && contentType !== 'application/zip') {
     throw unexpected(`The answer is ${contentType || 'untyped'}, not an image: this server does not send raw image bytes (it predates Cutout's output options).`);
   }
   const width = integerHeader(answer.headers, 'x-width');

@@ -86,6 +86,11 @@ document.querySelectorAll('[data-copy]').forEach(function (button) {
     if (document.getElementById('try-crop').checked) query.set('crop', 'true');
     var maxWidth = document.getElementById('try-max-width').value.trim();
     if (maxWidth) query.set('max_width', maxWidth);
+    var scale = document.getElementById('try-scale').value;
+    if (scale !== 'original') query.set('scale', scale);
+    var position = document.getElementById('try-position').value;
+    if (position) query.set('position', position);
+    if (document.getElementById('try-shadow').checked) query.set('add_shadow', 'true');
     if (box) query.set('roi', [box.x1, box.y1, box.x2, box.y2].join(' '));
     var model = document.getElementById('try-model');
     if (model) query.set('model', model.value);

@@ -31,6 +31,32 @@ const QUALITY_CHOICES: [Quality, string][] = [
 ];
 
 /**
+ * The subject's size on the canvas, as the API's `scale`: the first (`original`, the API's
+ * default) is not sent.
+ */
+const SCALE_CHOICES: [string, string][] = [
+  ['original', 'As it is'],
+  ['90%', '90 %'],
+  ['75%', '75 %'],
+  ['50%', '50 %'],
+  ['25%', '25 %'],
+];
+
+/**
+ * Where the subject stands, as the API's `position`. The first is not sent, so the API's own
+ * default applies: centred when scaled, else where it was.
+ */
+const POSITION_CHOICES: [string, string][] = [
+  ['', 'Centred if smaller'],
+  ['original', 'Where it was'],
+  ['center', 'Centre'],
+  ['50% 0%', 'Top'],
+  ['50% 100%', 'Bottom'],
+  ['0% 50%', 'Left'],
+  ['100% 50%', 'Right'],
+];
+
+/**
  * Choose the result's options, drop or choose an image; see it before and after, side by
  * side; download the result; box the subject when the model chose the wrong one. `quality` is
  * the server's default; `models` are its loaded models, the default first: with more than
@@ -44,8 +70,8 @@ export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes
     <form id="try-it" action="/dashboard/try-it/remove" method="post">
       <label class="drop" id="drop" for="try-file">${UPLOAD_ICON}
         <strong>Drop an image here, or choose one</strong>
-        <span class="hint">JPEG, PNG, WebP, GIF, TIFF or AVIF, up to ${limit}.</span>
-        <input type="file" id="try-file" name="file" accept="image/*">
+        <span class="hint">JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIC (iPhone), up to ${limit}.</span>
+        <input type="file" id="try-file" name="file" accept="image/*,.heic,.heif">
       </label>
       <fieldset class="options" id="try-options"><legend>Result</legend>
         <label>Quality <select name="quality" id="try-quality">${QUALITY_CHOICES.map(([value, text]) => html`<option value="${value}"${value === quality && html` selected`}>${text}</option>`)}</select></label>
@@ -55,7 +81,10 @@ export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes
         <label>Colour <input type="color" name="bg_color" id="try-colour" value="#ffffff"></label>
         <label class="check"><input type="checkbox" name="crop" id="try-crop" value="true"> Crop to the subject</label>
         <label>Largest width <input type="number" name="max_width" id="try-max-width" min="1" max="65535" step="1" placeholder="full size" inputmode="numeric"></label>
-        <p class="hint">JPEG has no transparency: without a colour it is on white. The options apply to the next image you choose or box you draw.</p>
+        <label>Subject's size <select name="scale" id="try-scale">${SCALE_CHOICES.map(([value, text]) => html`<option value="${value}">${text}</option>`)}</select></label>
+        <label>Subject's place <select name="position" id="try-position">${POSITION_CHOICES.map(([value, text]) => html`<option value="${value}">${text}</option>`)}</select></label>
+        <label class="check"><input type="checkbox" name="add_shadow" id="try-shadow" value="true"> Shadow under the subject</label>
+        <p class="hint">JPEG has no transparency: without a colour it is on white. A smaller subject keeps the canvas and is centred unless you choose its place. The options apply to the next image you choose or box you draw.</p>
       </fieldset>
       <noscript><p class="notice warn">This page needs JavaScript to send the image and show the result.</p></noscript>
       <div id="try-status" class="status" role="status" aria-live="polite"></div>
