@@ -35,7 +35,7 @@ describe('cutout accounts, and tokens --account', () => {
     const created = await cutout(dataDir, ['accounts', 'create', '--email', 'Owner@Example.com'], `${PASSWORD}\nignored second line\n`);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toContain('Created account owner@example.com');
-    expect(created.stdout).toContain('It owns the 1 user tokens made before.');
+    expect(created.stdout).toContain('It owns the user token made before.');
     expect(created.stdout + created.stderr).not.toContain(PASSWORD);
 
     const store = await openSqliteStore(dataDir);

@@ -99,7 +99,7 @@ async function accountsCommand(args: string[], accounts: AccountService, tokens:
     if (!email) throw new UsageError('accounts create needs --email EMAIL');
     const account = await accounts.createAccount(email, await readNewPassword());
     const owned = (await tokens.listUserTokens(account.id)).length;
-    console.log(`Created account ${account.email}; its owner signs in at /dashboard.${owned ? ` It owns the ${owned} user tokens made before.` : ''}`);
+    console.log(`Created account ${account.email}; its owner signs in at /dashboard.${owned ? ` It owns the ${owned === 1 ? 'user token' : `${owned} user tokens`} made before.` : ''}`);
   } else if (action === 'set-password') {
     const email = values.email?.trim();
     if (!email) throw new UsageError('accounts set-password needs --email EMAIL');
