@@ -17,7 +17,7 @@ const cutout = (dataDir: string, args: string[], env: Record<string, string> = {
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
 
 describe('cutout --help and bad flags', () => {
-  it('--help after any command prints the usage and exits 0; an unknown flag is a usage error (2), not a crash', { timeout: CLI_TIMEOUT * 3 }, async () => {
+  it('--help after any command prints the usage and exits 0; an unknown flag is a usage error (2), not a crash', { timeout: 4 * CLI_TIMEOUT }, async () => {
     for (const command of ['tokens', 'accounts', 'models']) {
       const help = await runCli([command, '--help']);
       expect([help.code, help.stdout], command).toEqual([0, expect.stringContaining('cutout tokens create --name NAME')]);
@@ -42,7 +42,7 @@ describe('cutout tokens', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('create prints the new Token ID alone on its last line, and that Token ID works', { timeout: CLI_TIMEOUT }, async () => {
+  it('create prints the new Token ID alone on its last line, and that Token ID works', { timeout: 2 * CLI_TIMEOUT }, async () => {
     const configDir = await mkdtemp(join(tmpdir(), 'cutout-cli-config-'));
     // The bad-config run needs no state, so it shares this start-up time.
     const [created, badConfig] = await Promise.all([
@@ -78,7 +78,7 @@ describe('cutout tokens', () => {
     expect(again.stdout).not.toContain('cut_user_');
   });
 
-  it('list shows names and prefixes but never a whole Token ID', { timeout: CLI_TIMEOUT }, async () => {
+  it('list shows names and prefixes but never a whole Token ID', { timeout: 2 * CLI_TIMEOUT }, async () => {
     const other = await cutout(dataDir, ['tokens', 'create', '--name', 'other']);
     expect(other.code).toBe(0);
     otherTokenId = lastLine(other.stdout);
@@ -97,7 +97,7 @@ describe('cutout tokens', () => {
     expect(listed.stdout).not.toContain(otherTokenId.slice(-20));
   });
 
-  it('revoke takes a name or a Token ID, and fails for a name that matches nothing', { timeout: CLI_TIMEOUT }, async () => {
+  it('revoke takes a name or a Token ID, and fails for a name that matches nothing', { timeout: 3 * CLI_TIMEOUT }, async () => {
     const [byName, byTokenId, unknown] = await Promise.all([
       cutout(dataDir, ['tokens', 'revoke', 'ci']),
       cutout(dataDir, ['tokens', 'revoke', otherTokenId]),

@@ -6,6 +6,7 @@ import { runCli, type CliResult } from './helpers/cli.js';
 import { AccountService } from '../src/dashboard/account-service.js';
 import { openSqliteStore } from '../src/store/sqlite-store.js';
 
+// The ceiling of one CLI run (tsx starts it from source); a test gets one per run it makes.
 const CLI_TIMEOUT = 30_000;
 const PASSWORD = 'a password for the cli';
 
@@ -25,7 +26,7 @@ describe('cutout accounts, and tokens --account', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('a token made before any account goes to the first account, created with the password from stdin', { timeout: CLI_TIMEOUT }, async () => {
+  it('a token made before any account goes to the first account, created with the password from stdin', { timeout: 4 * CLI_TIMEOUT }, async () => {
     const early = await cutout(dataDir, ['tokens', 'create', '--name', 'early']);
     expect(early.code, early.stderr).toBe(0);
     const short = await cutout(dataDir, ['accounts', 'create', '--email', 'owner@example.com'], 'short\n');
@@ -51,7 +52,7 @@ describe('cutout accounts, and tokens --account', () => {
     expect(again.stderr).toContain('already exists');
   });
 
-  it('with one account, tokens go to it; with two, --account is required and scopes every command', { timeout: 2 * CLI_TIMEOUT }, async () => {
+  it('with one account, tokens go to it; with two, --account is required and scopes every command', { timeout: 10 * CLI_TIMEOUT }, async () => {
     // One after the other: run together, the second account could exist before the token is made.
     const single = await cutout(dataDir, ['tokens', 'create', '--name', 'single']);
     const second = await cutout(dataDir, ['accounts', 'create', '--email', 'second@example.com'], `${PASSWORD}\n`);
@@ -87,7 +88,7 @@ describe('cutout accounts, and tokens --account', () => {
     expect(revoked.stdout).toContain('Revoked user token "theirs"');
   });
 
-  it('set-password gives the account a new password from stdin and signs out every session of it, and only of it', { timeout: 2 * CLI_TIMEOUT }, async () => {
+  it('set-password gives the account a new password from stdin and signs out every session of it, and only of it', { timeout: 3 * CLI_TIMEOUT }, async () => {
     const NEW_PASSWORD = 'a brand new password';
     let store = await openSqliteStore(dataDir);
     const accounts = new AccountService(store, { sessionTtl: 3600 });
