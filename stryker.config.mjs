@@ -33,8 +33,9 @@ const config = {
   // at the price of counting mutants that would not compile among the killed or survived.
   checkers: process.env.STRYKER_CHECKERS === 'none' ? [] : ['typescript'],
   tsconfigFile: 'tsconfig.json',
-  // Two cores: one test runner (and one checker) each.
-  concurrency: 2,
+  // One test runner and one checker: two processes, which is what a shared two-core machine
+  // can give. On a machine of its own, `--concurrency N` runs N of each.
+  concurrency: 1,
   // The machine is shared; a slow run is not an infinite loop.
   timeoutMS: 10_000,
   dryRunTimeoutMinutes: 10,

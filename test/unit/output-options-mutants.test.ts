@@ -26,7 +26,7 @@ describe('parseOutputOptions', () => {
     for (const source of ['json', 'form'] as const) {
       const options = parseOutputOptions({}, source);
       expect(options).toMatchObject({ channels: 'rgba', crop: false, cropMargin: px(0) });
-      for (const absent of ['format', 'bgColor', 'bgImageUrl', 'maxWidth', 'maxHeight', 'roi', 'refine']) expect(options).not.toHaveProperty(absent);
+      for (const absent of ['format', 'bgColor', 'bgImageUrl', 'maxWidth', 'maxHeight', 'roi', 'refine', 'quality', 'maxPixels', 'placement', 'shadow', 'model']) expect(options).not.toHaveProperty(absent);
     }
   });
 
@@ -154,6 +154,71 @@ describe('parseOutputOptions', () => {
     });
   });
 
+  it('takes quality fast or best, and nothing else', () => {
+    expect(parseOutputOptions({ quality: 'fast' }, 'json').quality).toBe('fast');
+    expect(parseOutputOptions({ quality: 'best' }, 'form').quality).toBe('best');
+    expect(parseOutputOptions({ quality: '' }, 'form')).not.toHaveProperty('quality');
+    expect(refusal({ quality: 'BEST' }, 'json').message).toBe('quality must be fast or best, not "BEST".');
+    for (const quality of ['toString', 1, true]) expect(refusal({ quality }, 'json').message).toMatch(/^quality must be fast or best, not /);
+  });
+
+  it("reads size as remove.bg's cap in pixels, none for full", () => {
+    expect(parseOutputOptions({ size: 'medium' }, 'json').maxPixels).toBe(1_500_000);
+    expect(parseOutputOptions({ size: 'preview' }, 'form').maxPixels).toBe(250_000);
+    expect(parseOutputOptions({ size: 'full' }, 'json').maxPixels).toBeUndefined();
+    expect(parseOutputOptions({ size: '' }, 'form')).not.toHaveProperty('maxPixels');
+    expect(refusal({ size: 'huge' }, 'json').message).toMatch(/^size must be /);
+  });
+
+  describe('scale and position', () => {
+    it('centre a scaled subject when no position is given, and place it where position says', () => {
+      expect(parseOutputOptions({ scale: '50%' }, 'json').placement).toEqual({ scale: 0.5, position: { x: 0.5, y: 0.5 } });
+      expect(parseOutputOptions({ scale: '50%', position: '0% 100%' }, 'form').placement).toEqual({ scale: 0.5, position: { x: 0, y: 1 } });
+      expect(parseOutputOptions({ position: '25%' }, 'json').placement).toEqual({ scale: undefined, position: { x: 0.25, y: 0.25 } });
+    });
+
+    it('leave the subject where it was when both are original or absent', () => {
+      for (const fields of [{ scale: 'original' }, { position: 'original' }, { scale: 'original', position: 'original' }, { scale: '', position: '' }]) {
+        expect(parseOutputOptions(fields, 'form')).not.toHaveProperty('placement');
+      }
+    });
+
+    it('refuse a scale or a position out of range', () => {
+      expect(refusal({ scale: '5%' }, 'json').message).toMatch(/^scale must be /);
+      expect(refusal({ position: '101%' }, 'json').message).toMatch(/^position must be /);
+    });
+  });
+
+  describe('add_shadow', () => {
+    it('adds a drop shadow at half opacity unless shadow_type and shadow_opacity say otherwise', () => {
+      expect(parseOutputOptions({ add_shadow: true }, 'json').shadow).toEqual({ kind: 'drop', opacity: 0.5 });
+      expect(parseOutputOptions({ add_shadow: 'true', shadow_type: 'car', shadow_opacity: '20' }, 'form').shadow).toEqual({ kind: 'car', opacity: 0.2 });
+      expect(parseOutputOptions({ add_shadow: 'true', shadow_type: '', shadow_opacity: '' }, 'form').shadow).toEqual({ kind: 'drop', opacity: 0.5 });
+    });
+
+    it('adds none when false or absent, whatever shadow_type and shadow_opacity say', () => {
+      expect(parseOutputOptions({ add_shadow: false, shadow_type: 'car' }, 'json')).not.toHaveProperty('shadow');
+      expect(parseOutputOptions({ shadow_type: 'car', shadow_opacity: 20 }, 'json')).not.toHaveProperty('shadow');
+      expect(parseOutputOptions({ add_shadow: '' }, 'form')).not.toHaveProperty('shadow');
+    });
+
+    it('refuses a value that is not a boolean, and a bad shadow_type or shadow_opacity', () => {
+      expect(refusal({ add_shadow: 'yes' }, 'form').message).toMatch(/^add_shadow must be true or false/);
+      expect(refusal({ add_shadow: 'true' }, 'json').message).toMatch(/^add_shadow must be true or false/);
+      expect(refusal({ add_shadow: true, shadow_type: 'long' }, 'json').message).toMatch(/^shadow_type must be /);
+      expect(refusal({ add_shadow: true, shadow_opacity: 101 }, 'json').message).toMatch(/^shadow_opacity must be /);
+    });
+  });
+
+  it('takes a model name trimmed, lower-case letters, digits and . _ - only', () => {
+    expect(parseOutputOptions({ model: ' isnet_v1.2-int8 ' }, 'json').model).toBe('isnet_v1.2-int8');
+    expect(parseOutputOptions({ model: '' }, 'form')).not.toHaveProperty('model');
+    expect(refusal({ model: 'Big Model' }, 'json').message).toBe(
+      `model must be the name of one of the server's models (lower-case letters, digits, '.', '_', '-'), not "Big Model".`,
+    );
+    for (const model of [7, ['u2net'], '-first', 'a'.repeat(65)]) expect(refusal({ model }, 'json').message).toMatch(/^model must be /);
+  });
+
   it('shows at most 60 characters of a refused value', () => {
     const message = refusal({ channels: 'a'.repeat(100) }, 'json').message;
     expect(message).toBe(`channels must be rgba or alpha, not ${JSON.stringify('a'.repeat(100)).slice(0, 60)}.`);
@@ -167,6 +232,13 @@ describe('answerSpec', () => {
     expect(spec.background).toBeUndefined();
     expect(spec.crop).toBeUndefined();
     expect(answerSpec(parseOutputOptions({ channels: 'alpha' }, 'json'), 'png').channels).toBe('alpha');
+    for (const absent of ['maxPixels', 'placement', 'shadow']) expect(spec).not.toHaveProperty(absent);
+    expect(answerSpec(parseOutputOptions({ size: 'full' }, 'json'), 'png')).not.toHaveProperty('maxPixels');
+  });
+
+  it('carries the size cap, the placement and the shadow when asked', () => {
+    const spec = answerSpec(parseOutputOptions({ size: 'hd', scale: '80%', position: '10% 90%', add_shadow: true, shadow_type: '3D' }, 'json'), 'png');
+    expect(spec).toMatchObject({ maxPixels: 4_000_000, placement: { scale: 0.8, position: { x: 0.1, y: 0.9 } }, shadow: { kind: '3D', opacity: 0.5 } });
   });
 
   it('turns bg_color into a colour, bg_image_url into an image, and crop into its margin', () => {

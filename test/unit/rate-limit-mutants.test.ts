@@ -1,4 +1,5 @@
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rateLimitPlugin } from '../../src/http/rate-limit.js';
@@ -98,6 +99,62 @@ describe('the rate limit plugin', () => {
       await expect(app.register(rateLimitPlugin).ready()).rejects.toThrow(/dependency 'cutout-services' of plugin 'cutout-rate-limit'/);
     } finally {
       await app.close().catch(() => {});
+    }
+  });
+});
+
+/**
+ * A stand-in for the app's Redis connection, enough for @fastify/rate-limit's store: it keeps
+ * the counts in a Map and records the keys, or fails every command as an unreachable Redis
+ * does. The real Redis case below needs REDIS_URL; this one runs everywhere.
+ */
+function standInRedis(down: boolean) {
+  const counts = new Map<string, number>();
+  return {
+    counts,
+    defineCommand() {},
+    rateLimit(key: string, timeWindow: number, _max: number, _c: boolean, _e: boolean, callback: (error: Error | null, result?: [number, number]) => void) {
+      if (down) return callback(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+      callback(null, [counts.get(key)!, timeWindow]);
+    },
+  };
+}
+
+/** The plugin alone, its dependencies stood in for: a limit of 1, the given Redis, and a managed token of user token `u1`. */
+async function bareApp(redis: ReturnType<typeof standInRedis>): Promise<FastifyInstance> {
+  const app = Fastify();
+  await app.register(fp(async (a) => void a.decorate('config', { rateLimit: 1 } as FastifyInstance['config']), { name: 'cutout-services' }));
+  await app.register(fp(async (a) => void a.decorate('redis', redis as unknown as FastifyInstance['redis']), { name: 'cutout-redis' }));
+  await app.register(
+    fp(async (a) => void a.addHook('onRequest', async (request) => void (request.managedToken = { userTokenId: 'u1' } as NonNullable<typeof request.managedToken>)), {
+      name: 'cutout-auth',
+    }),
+  );
+  await app.register(rateLimitPlugin);
+  app.get('/', async () => 'ok');
+  return app;
+}
+
+describe('the rate limit with a stand-in Redis', () => {
+  it("counts under Cutout's own key prefix, by user token", async () => {
+    const redis = standInRedis(false);
+    const app = await bareApp(redis);
+    try {
+      expect((await app.inject('/')).statusCode).toBe(200);
+      expect((await app.inject('/')).statusCode).toBe(429);
+      expect([...redis.counts.keys()]).toEqual(['cutout-rate-u1']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('lets requests through uncounted while Redis cannot be reached', async () => {
+    const app = await bareApp(standInRedis(true));
+    try {
+      for (let i = 0; i < 3; i++) expect((await app.inject('/')).statusCode).toBe(200);
+    } finally {
+      await app.close();
     }
   });
 });

@@ -158,6 +158,39 @@ describe('exchange', () => {
   });
 });
 
+describe('a Token ID sent as the key (X-Api-Key)', () => {
+  it('is missing when absent, empty or blank, and malformed when not cut_user_ and 43 characters', async () => {
+    const missing = { code: 'missing_token', message: 'Send your Token ID as the X-Api-Key header.' };
+    for (const key of [undefined, '', '  \t ']) expect(await refusal(tokens.verifyTokenId(key))).toEqual(missing);
+    const malformed = { code: 'invalid_token', message: 'A Token ID starts with cut_user_ followed by 43 characters.' };
+    const { tokenId } = await tokens.createUserToken('key');
+    const { managedToken } = await tokens.exchange(tokenId);
+    for (const key of [tokenId.slice(0, -1), `${tokenId}A`, tokenId.replace('cut_user_', 'cut_usr_'), managedToken]) {
+      expect(await refusal(tokens.verifyTokenId(key))).toEqual(malformed);
+    }
+    expect(await refusal(tokens.verifyTokenId(`cut_user_${'C'.repeat(43)}`))).toEqual({ code: 'invalid_token', message: 'No such Token ID.' });
+  });
+
+  it("answers a managed token's record for the user token, trimmed of spaces, expiring when it does or never", async () => {
+    const expiresAt = new Date(T0 + DAY * 1000);
+    const { tokenId, token } = await tokens.createUserToken('dated', expiresAt);
+    expect(await tokens.verifyTokenId(` ${tokenId}\t`)).toEqual({ tokenHash: sha256(tokenId), userTokenId: token.id, expiresAt: expiresAt.toISOString(), userToken: { ...token, tokenHash: sha256(tokenId) } });
+    const forever = await tokens.createUserToken('undated');
+    expect((await tokens.verifyTokenId(forever.tokenId)).expiresAt).toBe('9999-12-31T23:59:59.999Z');
+  });
+
+  it('is refused from the instant its user token expires, and once it is revoked', async () => {
+    const { tokenId } = await tokens.createUserToken('short', new Date(T0 + 60_000));
+    advance(59.999);
+    await tokens.verifyTokenId(tokenId);
+    advance(0.001);
+    expect(await refusal(tokens.verifyTokenId(tokenId))).toEqual({ code: 'expired_token', message: `The user token "short" expired at ${at(60)}.` });
+    const revoked = await tokens.createUserToken('revoked');
+    await tokens.revokeUserToken(revoked.token.id);
+    expect(await refusal(tokens.verifyTokenId(revoked.tokenId))).toEqual({ code: 'revoked_token', message: `The user token "revoked" was revoked at ${at(60)}.` });
+  });
+});
+
 describe('revocation', () => {
   it('returns an already revoked token unchanged, and says when it was revoked', async () => {
     const { tokenId, token } = await tokens.createUserToken('twice');
