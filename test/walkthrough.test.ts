@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { childEnv } from '../scripts/lib/server-process.js';
 import { makePhoto } from './helpers/images.js';
 import { startServedCutout, type ServedCutout } from './helpers/served-cutout.js';
 
@@ -26,7 +27,8 @@ function walkthroughScript(readme: string): string {
 
 function bash(script: string, cwd: string, env: Record<string, string>, stdin: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = execFile('bash', ['-euo', 'pipefail', '-c', script], { cwd, env: { ...process.env, ...env }, timeout: 240_000 }, (error, stdout, stderr) => {
+    // The CLI must open the test server's store, not one that this process's DATABASE_URL names.
+    const child = execFile('bash', ['-euo', 'pipefail', '-c', script], { cwd, env: childEnv(env), timeout: 240_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, output: `${stdout}${stderr}` });
     });
     child.stdin?.end(stdin);
