@@ -15,6 +15,7 @@ const config = {
     'src/fetch/fetch-image.ts',
     'src/http/base64-image.ts',
     'src/removal/output-options.ts',
+    'src/removal/option-values.ts',
     'src/dashboard/guards.ts',
     'src/dashboard/session.ts',
     'src/http/rate-limit.ts',
