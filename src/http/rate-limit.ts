@@ -3,6 +3,9 @@ import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
 import fp from 'fastify-plugin';
 import { CutoutError } from '../errors.js';
 
+/** The app's one in-memory count, keyed by its configuration object, which every scope shares. */
+const localStores = new WeakMap<object, FastifyRateLimitStore>();
+
 /**
  * Per-token rate limit on the routes of the scope it is registered in: each user token (all
  * its managed tokens together) gets `config.rateLimit` removals a minute, counted in memory
@@ -24,28 +27,28 @@ import { CutoutError } from '../errors.js';
  *
  * @example await app.register(rateLimitPlugin) // inside the background routes, after their auth hook
  */
-/** The app's one in-memory count, keyed by its configuration object, which every scope shares. */
-const localStores = new WeakMap<object, FastifyRateLimitStore>();
-
 export const rateLimitPlugin = fp(
   async (app) => {
     const { rateLimit: max } = app.config;
     if (max === 0) return;
-    let shared = localStores.get(app.config);
-    if (!shared) localStores.set(app.config, (shared = new LocalStore(false, false, 5000)));
-    const sharedStore = shared;
-    // The plugin constructs its store; this constructor hands it the app's one.
-    const SharedLocalStore = function () {
-      return sharedStore;
-    } as unknown as FastifyRateLimitStoreCtor;
+    // Without Redis the plugin would give each scope a count of its own: its constructor of
+    // a store is handed one that returns the app's one.
+    let store: FastifyRateLimitStoreCtor | undefined;
+    if (!app.redis) {
+      let shared = localStores.get(app.config);
+      if (!shared) localStores.set(app.config, (shared = new LocalStore(false, false, 5000)));
+      const sharedStore = shared;
+      store = function () {
+        return sharedStore;
+      } as unknown as FastifyRateLimitStoreCtor;
+    }
 
     await app.register(rateLimit, {
       global: true,
       max,
       timeWindow: 60_000,
       redis: app.redis,
-      // Without Redis the plugin would give each scope a count of its own.
-      ...(app.redis ? {} : { store: SharedLocalStore }),
+      ...(store ? { store } : {}),
       nameSpace: 'cutout-rate-',
       skipOnError: true,
       enableDraftSpec: true,
