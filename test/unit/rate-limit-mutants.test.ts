@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { rateLimitPlugin } from '../../src/http/rate-limit.js';
 import { ModelService } from '../../src/model/model-service.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -67,6 +67,36 @@ describe('the per-token rate limit', () => {
     expect((await post(app, sameUserToken)).statusCode).toBe(429);
     expect((await post(app, otherUserToken)).statusCode).toBe(400);
     expect((await post(app, otherUserToken)).statusCode).toBe(429);
+  });
+
+  it('without Redis, the native and the remove.bg-compatible routes share one count per token', async () => {
+    const app = await start(2);
+    const { tokenId } = await app.tokens.createUserToken('both-routes');
+    const managed = (await app.tokens.exchange(tokenId)).managedToken;
+    const compat = () => app.app.inject({ method: 'POST', url: '/v1.0/removebg', headers: { 'x-api-key': tokenId }, payload: { size: 'full' } });
+    expect((await post(app, managed)).statusCode).toBe(400);
+    expect((await compat()).statusCode).toBe(400);
+    expect((await compat()).statusCode).toBe(429);
+    expect((await post(app, managed)).statusCode).toBe(429);
+  });
+
+  it('keeps its minute fixed: requests past the limit neither restart nor lengthen the wait', async () => {
+    const start0 = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(start0);
+    try {
+      const app = await start(1);
+      const token = await app.managedToken();
+      expect((await post(app, token)).statusCode).toBe(400);
+      // Half a minute later, two refused requests: each still waits the window's other half.
+      clock.mockReturnValue(start0 + 30_000);
+      for (let i = 0; i < 2; i++) {
+        const refused = await post(app, token);
+        expect(refused.statusCode).toBe(429);
+        expect(Number(refused.headers['retry-after'])).toBe(30);
+      }
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('does not limit the token exchange', async () => {
