@@ -156,23 +156,6 @@ describe('errors in remove.bg\'s shape, for every kind', () => {
     }
   });
 
-  it('shares one count per token with the native API, without Redis too', async () => {
-    const limited = await startTestApp({ rateLimit: 2 }, { model: ModelService.ofSegmenter(await sharedSegmenter()) });
-    try {
-      const { tokenId } = await limited.tokens.createUserToken('both-apis');
-      const managed = (await limited.tokens.exchange(tokenId)).managedToken;
-      const native = () => limited.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', payload: { image_base64: '' }, headers: { authorization: managed } });
-      const compat = () => limited.app.inject({ method: 'POST', url: '/v1.0/removebg', payload: { size: 'full' }, headers: { 'x-api-key': tokenId } });
-      expect((await native()).statusCode).toBe(400);
-      errorOf(await compat(), 400, 'missing_source');
-      // The third removal of the minute, whichever route it takes, is over the limit of 2.
-      errorOf(await compat(), 429, 'rate_limit_exceeded');
-      expect((await native()).json().code).toBe('rate_limited');
-    } finally {
-      await limited.close();
-    }
-  });
-
   it('CUTOUT_COMPAT_API=false: the routes are not there', async () => {
     const off = await startTestApp({ compatApi: false }, { model: ModelService.ofSegmenter(await sharedSegmenter()) });
     try {
