@@ -4,7 +4,7 @@
  * security or contract bug. docs/reliability.md has the scores, the mutants judged equivalent
  * and when to run it; it is too slow for CI on two cores.
  *
- * One module while iterating: `npm run mutation -- --mutate src/http/base64-image.ts`.
+ * One module while iterating: `npm run mutation -- --mutate src/api/base64-image.ts`.
  *
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */
@@ -13,9 +13,9 @@ const config = {
     'src/auth/token-service.ts',
     'src/fetch/address-policy.ts',
     'src/fetch/fetch-image.ts',
-    'src/http/base64-image.ts',
-    'src/removal/output-options.ts',
-    'src/removal/option-values.ts',
+    'src/api/base64-image.ts',
+    'src/options/output-options.ts',
+    'src/options/value-kinds.ts',
     'src/dashboard/guards.ts',
     'src/dashboard/session.ts',
     'src/http/rate-limit.ts',

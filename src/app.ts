@@ -3,6 +3,9 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { CUTOUT_VERSION } from './cutout-version.js';
+import { authTokenRoutes } from './api/auth-token-routes.js';
+import { backgroundRoutes } from './api/background-routes.js';
+import { compatRoutes } from './compat/compat-routes.js';
 import { dashboardPlugin } from './dashboard/dashboard-plugin.js';
 import { apiReferencePlugin } from './http/api-reference.js';
 import { authPlugin } from './http/auth.js';
@@ -10,12 +13,9 @@ import { errorHandlerPlugin } from './http/error-handler.js';
 import { metricsPlugin } from './http/metrics-plugin.js';
 import { openApiOptions } from './http/openapi-document.js';
 import { ProbeLogController } from './http/probe-log-controller.js';
-import { redisPlugin } from './http/redis-plugin.js';
-import { authTokenRoutes } from './http/routes/auth-token.js';
-import { backgroundRoutes } from './http/routes/background.js';
-import { compatRoutes } from './http/routes/compat-removebg.js';
-import { healthRoutes } from './http/routes/health.js';
+import { healthRoutes } from './http/health-routes.js';
 import { servicesPlugin, type Services } from './http/services.js';
+import { redisPlugin } from './redis/redis-plugin.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeConfig } from '../src/config.js';
 import { ERRORS } from '../src/errors.js';
-import { OPTION_FIELDS } from '../src/http/routes/option-fields.js';
+import { OPTION_FIELDS } from '../src/api/option-schemas.js';
 import { MODEL_PRESETS } from '../src/model/model-presets.js';
 import { readDoc, tableRows } from './helpers/doc-tables.js';
 

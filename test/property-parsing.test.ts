@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CutoutError, ERRORS, type ErrorCode } from '../src/errors.js';
-import { decodeBase64Image } from '../src/http/base64-image.js';
+import { decodeBase64Image } from '../src/api/base64-image.js';
 import { ModelService } from '../src/model/model-service.js';
 import type { Segmenter } from '../src/model/segmenter.js';
 import type { FormPart } from '../scripts/lib/multipart-body.js';

@@ -1,23 +1,3 @@
-/**
- * Whether a remove.bg client asked for the JSON answer: `Accept` names application/json with
- * a higher preference (q) than any image type. No Accept, `*∕*` and `image/*` get the image's
- * own bytes, as remove.bg answers them.
- *
- * @example wantsJson('application/json') // true
- */
-export function wantsJson(accept: string | undefined): boolean {
-  let json = 0;
-  let image = 0;
-  for (const range of (accept ?? '').split(',')) {
-    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
-    const q = Number(parameters.find((p) => p.startsWith('q='))?.slice(2) ?? 1);
-    if (!(q > 0)) continue;
-    if (type === 'application/json') json = Math.max(json, q);
-    else if (type.startsWith('image/')) image = Math.max(image, q);
-  }
-  return json > image;
-}
-
 /** The subject's box, as the JSON answer's `foreground_*` fields. */
 export interface ForegroundFields {
   foreground_top: number;

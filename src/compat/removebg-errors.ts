@@ -1,6 +1,6 @@
 import type { CutoutError, ErrorCode } from '../errors.js';
 import { EmptyRegionError } from '../pipeline/decode.js';
-import { OptionValueError } from '../removal/option-value-error.js';
+import { OptionValueError } from '../options/option-value-error.js';
 
 /**
  * The error codes of the remove.bg-compatible routes, as remove.bg names them, each with its

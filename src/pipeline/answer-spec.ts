@@ -1,6 +1,6 @@
 /**
  * What an answer should be, as the finishing steps read it (`finish-steps.ts`): the request's
- * output options once parsed and checked (`src/removal/output-options.ts` makes them from the
+ * output options once parsed and checked (`src/options/output-options.ts` makes them from the
  * API's fields). The default answer is `{ format: 'png', channels: 'rgba' }`.
  */
 

@@ -5,23 +5,24 @@ import type { InferenceQueue } from '../inference/inference-queue.js';
 import type { ModelService } from '../model/model-service.js';
 import { fetchImage } from '../fetch/fetch-image.js';
 import { untilAborted } from '../until-aborted.js';
-import type { AnswerSpec, RequestedFormat } from '../pipeline/answer-spec.js';
+import type { RequestedFormat } from '../pipeline/answer-spec.js';
 import type { FinishThread } from '../pipeline/finish-thread.js';
 import { HeicThread } from '../pipeline/heic-thread.js';
 import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
-import { answerSpec, NO_OPTIONS, type OutputOptions } from './output-options.js';
+import { answerSpec, NO_OPTIONS, type OutputOptions } from '../options/output-options.js';
 
 /** What a request chose about its removal; the server's configuration decides the rest. */
 export interface RemovalRequest {
-  /** The request's output options (`output-options.ts`); default none. */
+  /** The request's output options (`src/options/`); default none. */
   options?: OutputOptions;
   /** The answer's format: the options' own, or the one the Accept header chose; default PNG. */
   format?: RequestedFormat;
-  /** Finishing steps the output options do not name (remove.bg's `size`, `scale`, `position`, shadow). */
-  finishing?: Pick<AnswerSpec, 'maxPixels' | 'placement' | 'shadow' | 'crop'>;
   /** A background image got by the route itself (remove.bg's `bg_image_file`, or a URL it fetches), instead of `bgImageUrl`. */
   backgroundImage?: Uint8Array | Promise<Uint8Array>;
 }
+
+/** A removal's result: the pipeline's answer and the model that cut. */
+export type RemovalResult = RemovedBackground & { model: string };
 
 /**
  * Runs a removal for an HTTP request, for every route that offers one (the API's three
@@ -101,7 +102,7 @@ export class RemovalService {
    * answer is the signal's reason and the result is dropped. An HEIC/HEIF photo is first
    * decoded on the HEIC thread (`heic-thread.ts`).
    */
-  async remove(photo: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovedBackground & { model: string }> {
+  async remove(photo: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovalResult> {
     const config = this.#config;
     const options = request.options ?? NO_OPTIONS;
     // Before the photo is read or the background fetched: an unknown model is told at once.
@@ -123,7 +124,6 @@ export class RemovalService {
         ...answerSpec(options, options.format ?? 'png'),
         ...(request.format && { format: request.format }),
         ...(request.backgroundImage && { background: { image: true } as const }),
-        ...request.finishing,
       },
       roi: options.roi,
       backgroundImage,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CutoutError, type ErrorCode } from '../../src/errors.js';
-import { decodeBase64Image } from '../../src/http/base64-image.js';
+import { decodeBase64Image } from '../../src/api/base64-image.js';
 
 // Fixed cases for each branch of the decoder, beside the fast-check properties of
 // test/property-parsing.test.ts: the same inputs every run, so a mutant is killed every time.

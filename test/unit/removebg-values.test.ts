@@ -1,21 +1,23 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { REMOVEBG_ERRORS } from '../../src/compat/removebg-errors.js';
-import { OptionValueError } from '../../src/removal/option-value-error.js';
+import { OptionValueError } from '../../src/options/option-value-error.js';
 import { readRemoveBgRequest, readSegmentRequest, REMOVEBG_PARAMETERS } from '../../src/compat/removebg-request.js';
-import {
-  readBoolean,
-  readChannels,
-  readColour,
-  readCropMargin,
-  readFormat,
-  readPosition,
-  readRoi,
-  readScale,
-  readShadowOpacity,
-  readShadowType,
-  readSize,
-} from '../../src/removal/option-values.js';
+import { OPTIONS, type OptionName } from '../../src/options/option-table.js';
+
+// Each option's reader, as the table holds it.
+const readerOf = (name: OptionName) => (value: unknown) => OPTIONS[name].kind.read(name, value);
+const readSize = readerOf('size');
+const readFormat = readerOf('format');
+const readChannels = readerOf('channels');
+const readRoi = readerOf('roi');
+const readCropMargin = readerOf('crop_margin');
+const readScale = readerOf('scale');
+const readPosition = readerOf('position');
+const readShadowType = readerOf('shadow_type');
+const readShadowOpacity = readerOf('shadow_opacity');
+const readColour = (name: string, value: unknown) => OPTIONS.bg_color.kind.read(name, value);
+const readBoolean = (name: string, value: unknown) => OPTIONS.crop.kind.read(name, value);
 
 /**
  * Property-based tests of the remove.bg parameter readers: whatever a client sends (any
@@ -147,10 +149,10 @@ describe('a whole request', () => {
     const image_url = 'https://example.com/photo.jpg';
     for (const fields of [{ image_url }, { image_url, size: '' }]) {
       const { removal } = readRemoveBgRequest({ fields, files: {} });
-      expect(removal.finishing?.maxPixels, JSON.stringify(fields)).toBe(250_000);
-      expect(removal.format).toBe('auto');
+      expect(removal.options.maxPixels, JSON.stringify(fields)).toBe(250_000);
+      expect(removal.options.format).toBe('auto');
     }
-    expect(readRemoveBgRequest({ fields: { image_url, size: 'full' }, files: {} }).removal.finishing?.maxPixels).toBeUndefined();
+    expect(readRemoveBgRequest({ fields: { image_url, size: 'full' }, files: {} }).removal.options.maxPixels).toBeUndefined();
   });
 
   const field = fc.oneof(anyString, fc.constant(''), fc.boolean(), fc.integer(), fc.constant(null));

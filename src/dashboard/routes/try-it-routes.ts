@@ -1,10 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { CutoutError } from '../../errors.js';
-import { ENCODED_TYPES } from '../../pipeline/answer-spec.js';
-import { parseOutputOptions } from '../../removal/output-options.js';
+import { answerRemoval, type AnswerWire } from '../../http/removal-reply.js';
+import { readOptions } from '../../options/output-options.js';
 import { requireCsrfHeader, requireSessionForApi, requireSignedIn, sendPage } from '../guards.js';
 import { csrfToken } from '../session.js';
 import { tryItPage } from '../views/try-it-page.js';
+
+/** Try-it's answer: the image itself, never stored by the browser. */
+const TRY_IT_ANSWER: AnswerWire = { negotiation: 'image', headers: { 'cache-control': 'no-store' } };
 
 /**
  * The try-it page and its endpoint. The endpoint takes the image as the raw request body and
@@ -33,12 +36,8 @@ export const tryItRoutes: FastifyPluginAsync = async (app) => {
       async (request, reply) => {
         const bytes = request.body;
         if (!Buffer.isBuffer(bytes) || bytes.length === 0) throw new CutoutError('invalid_request', 'Send the image as the request body (application/octet-stream).');
-        const options = parseOutputOptions(request.query as Record<string, unknown>, 'form');
-        const format = options.format ?? 'png';
-        const { bytes: image, format: encoded, width, height, uncertainty, timings, model } = await app.removals.remove(bytes, app.removals.signalFor(reply), { options, format });
-        request.removalTimings = { ...timings, model };
-        request.log.info({ width, height, format }, 'dashboard: try-it removal');
-        return reply.type(ENCODED_TYPES[encoded]).header('cache-control', 'no-store').header('x-uncertainty', uncertainty.toFixed(3)).send(image);
+        const options = readOptions(request.query as Record<string, unknown>, 'native');
+        return answerRemoval(app, request, reply, { photo: bytes, signal: app.removals.signalFor(reply), removal: { options } }, TRY_IT_ANSWER);
       },
     );
   });

@@ -1,18 +1,27 @@
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { wantsJson, removeBgJson } from '../../compat/compat-answer.js';
-import { toRemoveBgError, type RemoveBgError } from '../../compat/removebg-errors.js';
-import { OptionValueError } from '../../removal/option-value-error.js';
-import { readRemoveBgRequest, readSegmentRequest, type CompatBody, type CompatRequest } from '../../compat/removebg-request.js';
-import { CutoutError } from '../../errors.js';
-import { ENCODED_TYPES } from '../../pipeline/answer-spec.js';
-import { usageRecorderPlugin } from '../../usage/usage-recorder.js';
-import { decodeBase64Image } from '../base64-image.js';
-import { readCompatBody } from '../compat-body.js';
-import { toCutoutError } from '../error-handler.js';
-import { rateLimitPlugin } from '../rate-limit.js';
+import { decodeBase64Image } from '../api/base64-image.js';
+import { CutoutError } from '../errors.js';
+import { toCutoutError } from '../http/error-handler.js';
+import { multipartLimits } from '../http/form-parts.js';
+import { rateLimitPlugin } from '../http/rate-limit.js';
+import { answerRemoval, type AnswerWire } from '../http/removal-reply.js';
+import { optionsOf } from '../options/option-table.js';
+import { OptionValueError } from '../options/option-value-error.js';
+import { usageRecorderPlugin } from '../usage/usage-recorder.js';
+import { removeBgJson } from './compat-answer.js';
+import { readCompatBody } from './compat-body.js';
 import { compatOpenApi } from './compat-openapi.js';
+import { toRemoveBgError, type RemoveBgError } from './removebg-errors.js';
+import { readRemoveBgRequest, readSegmentRequest, type CompatBody, type CompatRequest } from './removebg-request.js';
+
+// Cutout charges no credits: each successful removal counts once in the token's Usage.
+const CREDITS = { 'x-credits-charged': 1 };
+/** remove.bg's answer: the image's bytes, or its JSON when Accept prefers application/json. */
+const REMOVEBG_ANSWER: AnswerWire = { negotiation: 'image-unless-json', json: (result) => removeBgJson(result.bytes, result.foreground), headers: CREDITS };
+/** Photoroom's answer: always the image's bytes. */
+const PHOTOROOM_ANSWER: AnswerWire = { negotiation: 'image', headers: CREDITS };
 
 /**
  * remove.bg's v1.0 API (`POST /v1.0/removebg`, `GET /v1.0/account`) and Photoroom's
@@ -52,18 +61,15 @@ export async function compatRoutes(app: FastifyInstance): Promise<void> {
     });
 
     await scope.register(async (removals) => {
-      await removals.register(multipart, {
-        isPartAFile: (_field, contentType, filename) => filename !== undefined || (contentType !== undefined && contentType !== 'text/plain'),
-        // image_file_b64 may come as a form field: as large as a Base64 image.
-        limits: { fileSize: config.maxImageBytes, files: 4, fields: 40, parts: 44, fieldSize: Math.ceil((config.maxImageBytes * 4) / 3) + 1024, headerPairs: 100 },
-      });
+      // image_file_b64 may come as a form field: as large as a Base64 image.
+      await removals.register(multipart, multipartLimits(config.maxImageBytes, optionsOf('removebg').length, 4, Math.ceil((config.maxImageBytes * 4) / 3) + 1024));
       await removals.register(formbody, { bodyLimit: Math.ceil((config.maxImageBytes * 4) / 3) + 64 * 1024 });
       removals.addHook('onRequest', async () => app.removals.assertCapacity());
       await removals.register(rateLimitPlugin);
       await removals.register(usageRecorderPlugin);
       removals.addHook('onSend', async (_request, reply) => copyRateLimitHeaders(reply));
 
-      const remove = async (request: FastifyRequest, reply: FastifyReply, read: (body: CompatBody) => CompatRequest) => {
+      const remove = async (request: FastifyRequest, reply: FastifyReply, read: (body: CompatBody) => CompatRequest, wire: AnswerWire) => {
         const compat = read(await readCompatBody(request));
         const signal = app.removals.signalFor(reply);
         const backgroundImage =
@@ -71,33 +77,19 @@ export async function compatRoutes(app: FastifyInstance): Promise<void> {
             ? compat.background.bytes
             : compat.background && fetchOr(app.removals.fetch(compat.background.url, 'bg_image_url', signal), 'failed_bg_download');
         backgroundImage instanceof Promise && backgroundImage.catch(() => {});
-        const bytes = await photoBytes(app, compat, signal);
-        if (bytes.length === 0) throw new OptionValueError('failed_to_read_image', 'The image is empty (0 bytes).');
-        const answer = await app.removals.remove(bytes, signal, { ...compat.removal, backgroundImage });
-        request.inputMegapixels = (answer.input.width * answer.input.height) / 1e6;
-        reply.header('x-width', answer.width).header('x-height', answer.height);
-        if (answer.foreground) {
-          const { top, left, width, height } = answer.foreground;
-          reply.headers({ 'x-foreground-top': top, 'x-foreground-left': left, 'x-foreground-width': width, 'x-foreground-height': height });
-        }
-        // Cutout charges no credits: each successful removal counts once in the token's Usage.
-        reply.header('x-credits-charged', 1);
-        return { answer, json: wantsJson(request.headers.accept) };
+        const photo = await photoBytes(app, compat, signal);
+        if (photo.length === 0) throw new OptionValueError('failed_to_read_image', 'The image is empty (0 bytes).');
+        return answerRemoval(app, request, reply, { photo, signal, removal: { ...compat.removal, backgroundImage } }, wire);
       };
 
-      removals.post('/v1.0/removebg', { schema: compatOpenApi.removebg, validatorCompiler: () => () => true }, async (request, reply) => {
-        const { answer, json } = await remove(request, reply, readRemoveBgRequest);
-        if (json) return reply.type('application/json; charset=utf-8').send(removeBgJson(answer.bytes, answer.foreground));
-        return reply.type(ENCODED_TYPES[answer.format]).send(answer.bytes);
-      });
+      removals.post('/v1.0/removebg', { schema: compatOpenApi.removebg, validatorCompiler: () => () => true }, async (request, reply) =>
+        remove(request, reply, readRemoveBgRequest, REMOVEBG_ANSWER),
+      );
 
       removals.post(
         '/v1/segment',
         { schema: compatOpenApi.segment, validatorCompiler: () => () => true, errorHandler: (error, request, reply) => sendCompatError(request, reply, error, 'photoroom') },
-        async (request, reply) => {
-          const { answer } = await remove(request, reply, readSegmentRequest);
-          return reply.type(ENCODED_TYPES[answer.format]).send(answer.bytes);
-        },
+        async (request, reply) => remove(request, reply, readSegmentRequest, PHOTOROOM_ANSWER),
       );
     });
   });

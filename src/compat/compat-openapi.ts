@@ -1,6 +1,7 @@
-import { REMOVEBG_ERRORS } from '../../compat/removebg-errors.js';
-import { API_TAG } from '../openapi-document.js';
-import { REQUEST_ID_HEADER } from '../openapi-schemas.js';
+import { API_TAG } from '../http/openapi-document.js';
+import { REQUEST_ID_HEADER } from '../http/openapi-schemas.js';
+import { OPTIONS, optionsOf, wireUse } from '../options/option-table.js';
+import { REMOVEBG_ERRORS } from './removebg-errors.js';
 
 /**
  * The OpenAPI description of the remove.bg- and Photoroom-compatible routes. Their bodies are
@@ -12,26 +13,23 @@ const security = [{ apiKey: [] }];
 const BINARY = { schema: { type: 'string', format: 'binary' } };
 const text = (description: string) => ({ type: 'string', description });
 
+/** The options a compatible wire takes, from the option table, with the wire's own default and words. */
+function wireFields(wire: 'removebg' | 'photoroom') {
+  return Object.fromEntries(
+    optionsOf(wire).map((name) => {
+      const use = wireUse(name, wire);
+      const only = use?.only ? ` This route takes ${use.only.join(', ')}.` : '';
+      const byDefault = use?.default ? ` Default here: ${use.default}.` : '';
+      return [name, text(OPTIONS[name].description + only + byDefault)];
+    }),
+  );
+}
+
 const REMOVEBG_FIELDS = {
   image_file: { type: 'string', format: 'binary', description: 'The photo, uploaded (multipart only). Exactly one of image_file, image_file_b64 and image_url.' },
   image_file_b64: text('The photo as Base64.'),
   image_url: text('http(s) URL of the photo; Cutout fetches it with the native guards and limits.'),
-  size: text('preview, small, regular (at most 0.25 megapixels; preview is the default), medium (1.5 MP), hd (4 MP), full, 4k, auto, 50MP (the photo\'s own size).'),
-  type: text('Accepted and without effect: Cutout has one general model.'),
-  type_level: text('Accepted and without effect.'),
-  format: text('auto (default: PNG when the result has transparency, else JPEG), png, jpg, webp, or zip (color.jpg + alpha.png).'),
-  roi: text('Region of interest "x1 y1 x2 y2" in px (unit optional) or %; default the whole photo.'),
-  crop: text('true/false (or 1/0): crop to the subject.'),
-  crop_margin: text('One, two or four lengths (px or % of the subject, at most 500 px or 50 %), with crop.'),
-  scale: text('original, or 10% to 100%: the subject\'s size on the canvas; implies position=center.'),
-  position: text('original, center, "x%" or "x% y%".'),
-  channels: text('rgba (default) or alpha (the mask).'),
-  add_shadow: text('true/false: a shadow under the subject, cast from its alpha.'),
-  shadow_type: text('drop (default), car or 3D.'),
-  shadow_opacity: text('0 to 100 (default 50).'),
-  semitransparency: text('Accepted: Cutout always keeps the semi-transparency its mask has.'),
-  bg_color: text('Hex of 3, 4, 6 or 8 digits (# optional) or a CSS colour name.'),
-  bg_image_url: text('http(s) URL of a background image.'),
+  ...wireFields('removebg'),
   bg_image_file: { type: 'string', format: 'binary', description: 'A background image, uploaded (multipart only).' },
 };
 const BODY_SCHEMA = { type: 'object', properties: REMOVEBG_FIELDS };
@@ -131,15 +129,7 @@ export const compatOpenApi = {
     consumes: ['multipart/form-data'],
     body: {
       type: 'object',
-      properties: {
-        image_file: REMOVEBG_FIELDS.image_file,
-        format: text('png (default), jpg or webp.'),
-        channels: REMOVEBG_FIELDS.channels,
-        bg_color: REMOVEBG_FIELDS.bg_color,
-        size: text('preview (0.25 MP), medium (1.5 MP), hd (4 MP), full (default).'),
-        crop: REMOVEBG_FIELDS.crop,
-        despill: text('Accepted and without effect.'),
-      },
+      properties: { image_file: REMOVEBG_FIELDS.image_file, ...wireFields('photoroom') },
     },
     response: {
       200: { description: 'The result.', headers: HEADERS, content: { 'image/png': BINARY, 'image/jpeg': BINARY, 'image/webp': BINARY } },

@@ -1,9 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import type { CompatBody } from '../compat/removebg-request.js';
 import { CutoutError } from '../errors.js';
-
-/** The file parts the compatible routes take; any other file part is skipped. */
-const FILE_PARTS = new Set(['image_file', 'bg_image_file']);
+import { readFormParts } from '../http/form-parts.js';
+import type { CompatBody } from './removebg-request.js';
 
 /**
  * A compatible route's body as fields and files, from `multipart/form-data` (files by part
@@ -15,25 +13,9 @@ const FILE_PARTS = new Set(['image_file', 'bg_image_file']);
  */
 export async function readCompatBody(request: FastifyRequest): Promise<CompatBody> {
   if (request.isMultipart()) {
-    const fields: Record<string, string> = {};
-    const files: Record<string, Uint8Array> = {};
-    try {
-      for await (const part of request.parts()) {
-        if (part.type === 'field') {
-          if (typeof part.value === 'string') fields[part.fieldname] = part.value;
-        } else if (!FILE_PARTS.has(part.fieldname)) {
-          part.file.resume();
-        } else {
-          if (files[part.fieldname]) throw new CutoutError('invalid_request', `Send one file part named ${part.fieldname}, not several.`);
-          const bytes = await part.toBuffer();
-          if (bytes.length > 0) files[part.fieldname] = bytes;
-        }
-      }
-    } catch (error) {
-      if (error instanceof CutoutError || (error as { code?: string }).code) throw error;
-      throw new CutoutError('invalid_request', 'The multipart body is malformed (a boundary is missing or the body ends inside a part).', { cause: error });
-    }
-    return { fields, files };
+    const { fields, files } = await readFormParts(request, ['image_file', 'bg_image_file'], 'skip');
+    // An empty file part is no file, as remove.bg's CLI may send one.
+    return { fields, files: Object.fromEntries(Object.entries(files).filter(([, bytes]) => bytes.length > 0)) };
   }
   const type = request.headers['content-type'] ?? '';
   const body = request.body;

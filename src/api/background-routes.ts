@@ -2,17 +2,16 @@ import multipart from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { CutoutError } from '../../errors.js';
-import { ENCODED_TYPES } from '../../pipeline/answer-spec.js';
-import { NO_OPTIONS, parseOutputOptions, type OutputOptions } from '../../removal/output-options.js';
-import { usageRecorderPlugin } from '../../usage/usage-recorder.js';
-import { chooseAnswer } from '../answer-format.js';
-import { decodeBase64Image } from '../base64-image.js';
-import { cutoutJson } from '../cutout-json.js';
-import { API_TAG } from '../openapi-document.js';
-import { ANSWER_HEADERS, problemResponses } from '../openapi-schemas.js';
-import { rateLimitPlugin } from '../rate-limit.js';
-import { OPTION_FIELDS, OPTION_FORM_FIELDS } from './option-fields.js';
+import { CutoutError } from '../errors.js';
+import { API_TAG } from '../http/openapi-document.js';
+import { ANSWER_HEADERS, problemResponses } from '../http/openapi-schemas.js';
+import { multipartLimits, readFormParts } from '../http/form-parts.js';
+import { rateLimitPlugin } from '../http/rate-limit.js';
+import { answerRemoval, NATIVE_ANSWER } from '../http/removal-reply.js';
+import { NO_OPTIONS, readOptions, type OutputOptions } from '../options/output-options.js';
+import { usageRecorderPlugin } from '../usage/usage-recorder.js';
+import { decodeBase64Image } from './base64-image.js';
+import { NATIVE_OPTION_COUNT, OPTION_FIELDS, OPTION_FORM_FIELDS, takeOptions } from './option-schemas.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -47,12 +46,7 @@ const ANSWER = {
  */
 export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { config } = app;
-  await app.register(multipart, {
-    // A part without a filename is still the image unless it is plain text (busboy's
-    // default takes it for a file only when it is application/octet-stream).
-    isPartAFile: (_field, contentType, filename) => filename !== undefined || (contentType !== undefined && contentType !== 'text/plain'),
-    limits: { fileSize: config.maxImageBytes, files: 2, fields: 20, parts: 22, fieldSize: 64 * 1024, headerPairs: 100 },
-  });
+  await app.register(multipart, multipartLimits(config.maxImageBytes, NATIVE_OPTION_COUNT, 2, 64 * 1024));
 
   app.addHook('onRequest', async (request) => {
     await app.requireManagedToken(request);
@@ -68,23 +62,12 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
       throw new CutoutError('unsupported_media_type', 'Send the body as application/json.');
     }
     const body = request.body;
-    if (body && typeof body === 'object' && !Array.isArray(body)) request.outputOptions = parseOutputOptions(body as Record<string, unknown>, 'json');
+    if (body && typeof body === 'object' && !Array.isArray(body)) request.outputOptions = takeOptions(body as Record<string, unknown>);
   };
 
-  const cutout = async (bytes: Uint8Array, request: FastifyRequest, reply: FastifyReply, signal: AbortSignal, options: OutputOptions = NO_OPTIONS) => {
-    if (bytes.length === 0) throw new CutoutError('invalid_request', 'The image is empty (0 bytes).');
-    const { raw, format } = chooseAnswer(request.headers.accept, options.format);
-    const answer = await app.removals.remove(bytes, signal, { options, format });
-    request.inputMegapixels = (answer.input.width * answer.input.height) / 1e6;
-    request.removalTimings = { ...answer.timings, model: answer.model };
-    reply.header('server-timing', Object.entries(answer.timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', '));
-    reply.header('x-width', answer.width).header('x-height', answer.height).header('x-uncertainty', answer.uncertainty.toFixed(3)).header('x-model', answer.model);
-    if (answer.foreground) {
-      const { top, left, width, height } = answer.foreground;
-      reply.headers({ 'x-foreground-top': top, 'x-foreground-left': left, 'x-foreground-width': width, 'x-foreground-height': height });
-    }
-    if (raw) return reply.type(ENCODED_TYPES[answer.format]).send(answer.bytes);
-    return reply.type('application/json; charset=utf-8').send(cutoutJson(answer.bytes));
+  const cutout = async (photo: Uint8Array, request: FastifyRequest, reply: FastifyReply, signal: AbortSignal, options: OutputOptions = NO_OPTIONS) => {
+    if (photo.length === 0) throw new CutoutError('invalid_request', 'The image is empty (0 bytes).');
+    return answerRemoval(app, request, reply, { photo, signal, removal: { options } }, NATIVE_ANSWER);
   };
 
   app.post(
@@ -120,27 +103,9 @@ export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       if (!request.isMultipart()) throw new CutoutError('unsupported_media_type', 'Send multipart/form-data with a file part named `file`.');
-      let file: Buffer | undefined;
-      const fields: Record<string, string> = {};
-      try {
-        for await (const part of request.parts()) {
-          if (part.type === 'field') {
-            if (typeof part.value === 'string') fields[part.fieldname] = part.value;
-            continue;
-          }
-          if (part.fieldname !== 'file') {
-            part.file.resume();
-            throw new CutoutError('invalid_request', `The file part is named "${part.fieldname}"; it must be named "file".`);
-          }
-          if (file) throw new CutoutError('invalid_request', 'Send exactly one file part named "file".');
-          file = await part.toBuffer();
-        }
-      } catch (error) {
-        // Size and count limits carry a Fastify code; busboy's own parse errors are plain Errors.
-        if (error instanceof CutoutError || (error as { code?: string }).code) throw error;
-        throw new CutoutError('invalid_request', 'The multipart body is malformed (a boundary is missing or the body ends inside a part).', { cause: error });
-      }
-      const options = parseOutputOptions(fields, 'form');
+      const { fields, files } = await readFormParts(request, ['file'], 'refuse');
+      const options = readOptions(fields, 'native');
+      const file = files.file;
       if (!file) throw new CutoutError('invalid_request', 'The form has no file part named "file".');
       return cutout(file, request, reply, app.removals.signalFor(reply), options);
     },

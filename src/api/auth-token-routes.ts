@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { API_TAG } from '../openapi-document.js';
-import { problemResponses, REQUEST_ID_HEADER } from '../openapi-schemas.js';
+import { API_TAG } from '../http/openapi-document.js';
+import { problemResponses, REQUEST_ID_HEADER } from '../http/openapi-schemas.js';
 
 const TokenResponse = Type.Object(
   {

@@ -1,0 +1,109 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RawImage } from '../src/image/raw-image.js';
+import { ModelService } from '../src/model/model-service.js';
+import type { Segmenter } from '../src/model/segmenter.js';
+import { OPTIONS, optionsOf, wireUse, type OptionName } from '../src/options/option-table.js';
+import { multipartBody } from '../scripts/lib/multipart-body.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { makePhoto } from './helpers/images.js';
+
+/**
+ * One option, one verdict: the same fields sent to the native API (as JSON, and as the
+ * upload's form text) and to remove.bg's route give the same status, the same refusal's
+ * detail, and the same image, for generated values of every option both wires take. A tiny
+ * model (16×16, a centred square) answers at once, so hundreds of requests take seconds.
+ */
+
+/**
+ * Where remove.bg's documentation says otherwise, the wires differ by design (docs/api.md,
+ * "One option, every wire"): its defaults are size=preview and format=auto, the native ones
+ * no cap and PNG (or what Accept prefers). Each request here names both when it does not
+ * generate them, so that only the values are compared.
+ */
+const DOCUMENTED_DEFAULTS: Partial<Record<OptionName, string>> = { size: 'full', format: 'png' };
+
+/** A model whose mask is a centred square, for cuts that crop, place and shadow something. */
+function squareSegmenter(): Segmenter {
+  const size = 16;
+  const mask = new Uint8Array(size * size);
+  for (let y = 4; y < 12; y++) mask.fill(255, y * size + 4, y * size + 12);
+  return {
+    size,
+    async segment(pictures: readonly RawImage[]) {
+      return pictures.map(() => ({ data: mask.slice(), width: size, height: size, channels: 1 }));
+    },
+    close: async () => {},
+  };
+}
+
+/** Values near the valid ones of each kind, and some that are not. */
+const word = fc.constantFrom(
+  '', ' ', '0', '1', 'true', 'FALSE', 'yes', '30', '30px', '10%', '50%', '51%', '501px', '10% 30px', '1 2 3 4', '1 2 3', '0 0 100% 100%', '10 10 5 5',
+  'center', 'original', '0% 100%', '101%', 'red', 'f00', '#f00c', '12345', 'png', 'JPG', 'webp', 'zip', 'auto', 'gif', 'alpha', 'rgba',
+  'preview', 'medium', 'hd', 'full', '50MP', 'drop', '3D', 'car', 'long', '20', '100', '101', 'http://127.0.0.1/bg.png', 'toString',
+);
+const value = fc.oneof(word, word, fc.boolean(), fc.integer({ min: -2, max: 600 }), fc.constant(null), fc.string({ maxLength: 8 }));
+const SHARED = optionsOf('native').filter((name) => wireUse(name, 'removebg') !== undefined);
+
+describe('every option on the native and the remove.bg wire', () => {
+  let t: TestApp;
+  let managed: string;
+  let key: string;
+  let photo: string;
+  beforeAll(async () => {
+    t = await startTestApp({ urlAllowPrivate: false, rateLimit: 1_000_000 }, { model: ModelService.ofSegmenter(squareSegmenter()) });
+    managed = await t.managedToken();
+    key = (await t.tokens.createUserToken('wires')).tokenId;
+    photo = (await makePhoto('png', 40, 30)).toString('base64');
+  });
+  afterAll(async () => t?.close());
+
+  /** Status, refusal detail and image bytes of one request on each wire. */
+  async function verdicts(fields: Record<string, unknown>) {
+    const sent = { ...DOCUMENTED_DEFAULTS, ...fields };
+    const json = await t.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: managed }, payload: { image_base64: photo, ...sent } });
+    const removebg = await t.app.inject({ method: 'POST', url: '/v1.0/removebg', headers: { 'x-api-key': key }, payload: { image_file_b64: photo, ...sent } });
+    const native = json.statusCode === 200 ? Buffer.from(json.json().image_base64, 'base64') : json.json().detail;
+    const compat = removebg.statusCode === 200 ? removebg.rawPayload : removebg.json().errors[0].detail;
+    return { native: { status: json.statusCode, answer: native }, removebg: { status: removebg.statusCode, answer: compat } };
+  }
+
+  it('gives the same status, detail and image for the same values', async () => {
+    const statuses = new Set<number>();
+    await fc.assert(
+      fc.asyncProperty(fc.dictionary(fc.constantFrom(...SHARED), value, { maxKeys: 3 }), async (fields) => {
+        const { native, removebg } = await verdicts(fields);
+        statuses.add(native.status);
+        expect(removebg.status, JSON.stringify(fields)).toBe(native.status);
+        expect(removebg.answer, JSON.stringify(fields)).toEqual(native.answer);
+      }),
+      { numRuns: 200 },
+    );
+    // Both verdicts were drawn: cuts made and values refused.
+    expect([...statuses].sort()).toEqual([200, 400]);
+  }, 300_000);
+
+  it('reads the upload\'s form text as it reads JSON', async () => {
+    const text = fc.dictionary(fc.constantFrom(...optionsOf('native')), word, { maxKeys: 3 });
+    await fc.assert(
+      fc.asyncProperty(text, async (fields) => {
+        const sent = { ...DOCUMENTED_DEFAULTS, ...fields };
+        const json = await t.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: managed }, payload: { image_base64: photo, ...sent } });
+        const form = multipartBody([{ name: 'file', filename: 'a.png', contentType: 'image/png', data: Buffer.from(photo, 'base64') }, ...Object.entries(sent).map(([name, data]) => ({ name, data }))]);
+        const upload = await t.app.inject({ method: 'POST', url: '/api/v1/background/remove/multipart', headers: { authorization: managed, 'content-type': form.contentType }, payload: form.body });
+        expect(upload.statusCode, JSON.stringify(fields)).toBe(json.statusCode);
+        expect(upload.json(), JSON.stringify(fields)).toEqual({ ...json.json(), ...(json.statusCode !== 200 && { instance: upload.json().instance, request_id: upload.json().request_id }) });
+      }),
+      { numRuns: 100 },
+    );
+  }, 300_000);
+
+  it('takes every option of the table with the upload, within the form\'s field limit', async () => {
+    const every = Object.fromEntries(optionsOf('native').map((name) => [name, OPTIONS[name].example ?? '']));
+    const form = multipartBody([{ name: 'file', filename: 'a.png', contentType: 'image/png', data: Buffer.from(photo, 'base64') }, ...Object.entries(every).map(([name, data]) => ({ name, data }))]);
+    const upload = await t.app.inject({ method: 'POST', url: '/api/v1/background/remove/multipart', headers: { authorization: managed, 'content-type': form.contentType }, payload: form.body });
+    expect(upload.statusCode, upload.body.slice(0, 300)).toBe(200);
+    expect(Object.keys(every).length).toBe(optionsOf('native').length);
+  });
+});
