@@ -9,6 +9,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // The dashboard's script, compiled from src/ into dist/ where the app reads it.
+    globalSetup: ['test/helpers/compile-dashboard-script.ts'],
     pool: 'forks',
     // Two cores: more workers than that only slows the model runs down.
     maxWorkers: 2,
