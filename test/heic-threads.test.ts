@@ -111,6 +111,27 @@ describe('HEIC threads', () => {
     }
   });
 
+  it('a photo whose request gives up leaves the queue, or has its decode ended with its thread', async () => {
+    const threads = new HeicThread({ threads: 1 });
+    try {
+      const [decoding, waiting] = [new AbortController(), new AbortController()];
+      const first = threads.readable(large, 50e6, decoding.signal);
+      const second = threads.readable(large, 50e6, waiting.signal);
+      while (threads.threadCount === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the first photo is being decoded
+      // The outcome as text: a failure here must not print megabytes of pixels.
+      const outcome = (decode: Promise<PhotoInput>) => decode.then(() => 'decoded', (error: Error) => error.message);
+      waiting.abort(new Error('client gone'));
+      expect(await outcome(second)).toBe('client gone');
+      decoding.abort(new Error('deadline passed'));
+      expect(await outcome(first)).toBe('deadline passed');
+      expect(threads.threadCount).toBe(0);
+      expect(pixelsOf(await threads.readable(tiny, 1e6)).image.width).toBe(320);
+    } finally {
+      await threads.close();
+    }
+  });
+
   it('an HEIC over the pixel limit by its header is refused before it takes a thread', async () => {
     const threads = new HeicThread();
     try {

@@ -30,6 +30,7 @@ export interface HeicThreadOptions {
 interface Job {
   request: Omit<HeicRequest, 'id'>;
   large: boolean;
+  signal?: AbortSignal;
   resolve: (pixels: PhotoInput) => void;
   reject: (error: Error) => void;
 }
@@ -83,18 +84,32 @@ export class HeicThread {
   /**
    * The photo as the pipeline reads it: an HEIC/HEIF decoded to its pixels, anything else
    * the bytes as they are. An HEIC over `maxPixels` by its header is refused before it waits
-   * for a thread (422 too_many_pixels).
+   * for a thread (422 too_many_pixels). When `signal` aborts (the request's deadline, its
+   * client gone), the photo leaves the queue, or its thread is ended mid-decode, and the
+   * promise rejects with the signal's reason.
    */
-  async readable(photo: Uint8Array, maxPixels: number): Promise<PhotoInput> {
+  async readable(photo: Uint8Array, maxPixels: number, signal?: AbortSignal): Promise<PhotoInput> {
     if (!isHeif(photo)) return photo;
     const header = await heifHeader(photo);
+    signal?.throwIfAborted();
     const pixels = header && header.width * header.height;
     if (pixels && pixels > maxPixels) throw new CutoutError('too_many_pixels', `The image has more than ${maxPixels} pixels.`);
     const orientation = heifExifOrientation(photo, header?.exif);
     return new Promise((resolve, reject) => {
       if (this.#closed) return reject(new Error('the HEIC threads are closed'));
       // A header sharp cannot read counts as large: its size is libheif's to find.
-      this.#waiting.push({ request: { heic: photo, maxPixels, orientation }, large: !pixels || pixels > this.#largePixels, resolve, reject });
+      const job: Job = { request: { heic: photo, maxPixels, orientation }, large: !pixels || pixels > this.#largePixels, signal, resolve, reject };
+      this.#waiting.push(job);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const waiting = this.#waiting.indexOf(job);
+          if (waiting < 0) return; // decoding: #decode ends it
+          this.#waiting.splice(waiting, 1);
+          reject(signal.reason as Error);
+        },
+        { once: true },
+      );
       this.#dispatch();
     });
   }
@@ -162,6 +177,10 @@ export class HeicThread {
       return job.reject(error as Error);
     }
     clearTimeout(thread.idleTimer);
+    if (job.signal?.aborted) {
+      this.#rest(thread);
+      return job.reject(job.signal.reason as Error);
+    }
     const { worker } = thread;
     worker.ref();
     const id = this.#nextId++;
@@ -169,11 +188,15 @@ export class HeicThread {
       const onMessage = (message: HeicResult) => message.id === id && settle(message);
       const onError = (error: Error) => settle(error);
       const onExit = (code: number) => settle(new Error(`the HEIC thread exited with code ${code}`));
+      // Ending the thread is the only way to stop libheif mid-decode; it takes its memory along.
+      const onAbort = () => settle(job.signal?.reason as Error);
       const settle = (outcome: HeicResult | Error) => {
         worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+        job.signal?.removeEventListener('abort', onAbort);
         resolve(outcome);
       };
       worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+      job.signal?.addEventListener('abort', onAbort, { once: true });
       worker.postMessage({ id, ...job.request } satisfies HeicRequest);
     });
     worker.unref();
