@@ -10,6 +10,9 @@
  * - `wait`: a tiny HEIC's latency alone (after one warm-up), then sent 0.5 s after a large
  *   HEIC, with the load average beside each time (the machine may be shared).
  *
+ * First it prints how much WebAssembly memory libheif holds after a tiny, a 12 MP and the
+ * large HEIC, decoded one after the other in this process (this checkout's decoder).
+ *
  * The photos are made once (heif-enc, from libheif-examples) and kept in `data/heic-memory/`.
  * `--root DIR` measures another checkout of Cutout (the model is still this one's).
  *
@@ -24,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import sharp from 'sharp';
 import { assembleModel } from '../src/model/assemble-model.js';
+import { decodeHeic, decoderMemoryBytes } from '../src/pipeline/heic-decoder.js';
 import { httpRequest } from './bench/http-load.js';
 import { describeMachine } from './bench/machine.js';
 import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
@@ -78,9 +82,16 @@ if (warning) console.warn(warning);
 await assembleModel(join(ROOT, 'data'));
 const large = await makePhotos(side, side);
 const tiny = await makePhotos(320, 240);
+const phone = await makePhotos(4000, 3000);
 const machine = describeMachine();
 console.log(`# HEIC memory: ${root}`);
 console.log(`${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}; load average at start ${machine.loadAverage.join(' ')}`);
+const held: string[] = [];
+for (const [label, bytes] of [['320×240', tiny.heic], ['4000×3000', phone.heic], [`${side}×${side}`, large.heic]] as const) {
+  await decodeHeic(bytes, { maxPixels: Infinity, orientation: 1 });
+  held.push(`${label} ${(decoderMemoryBytes() / 2 ** 20).toFixed(0)} MiB`);
+}
+console.log(`libheif's WebAssembly memory after decoding, one after the other: ${held.join(', ')}`);
 console.log(`large photo ${side}×${side} (${((side * side) / 1e6).toFixed(1)} MP): HEIC ${(large.heic.length / 2 ** 20).toFixed(1)} MiB, JPEG ${(large.jpeg.length / 2 ** 20).toFixed(1)} MiB; tiny HEIC 320×240`);
 
 async function withServer<T>(run: (server: CutoutServer, mib: (field: 'VmRSS' | 'VmHWM') => Promise<number>) => Promise<T>): Promise<T> {
