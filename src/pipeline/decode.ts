@@ -55,6 +55,21 @@ function decodeError(error: unknown, format: ImageFormat | 'heic', maxPixels: nu
   return new CutoutError('image_decode_failed', `The ${format.toUpperCase()} image could not be decoded; it may be corrupt or truncated.`, { cause: error });
 }
 
+/**
+ * An HEIF file's size and EXIF block, read from its header by sharp, whose libheif parses
+ * HEIF though it cannot decode HEVC (the HEIC threads decode it, `heic-thread.ts`); undefined
+ * for a header it cannot read.
+ */
+export async function heifHeader(heic: Uint8Array): Promise<{ width: number; height: number; exif?: Uint8Array } | undefined> {
+  try {
+    const { width, height, exif } = await sharp(heic).metadata();
+    return { width, height, exif };
+  } catch {
+    // A header sharp cannot read: libheif may still decode the pixels, and the photo is taken as it stands.
+    return undefined;
+  }
+}
+
 /** The photo's width and height once its EXIF orientation is applied, from its header. */
 export async function orientedSize(photo: PhotoInput, maxPixels: number): Promise<{ width: number; height: number }> {
   if (isDecodedPixels(photo)) {

@@ -1,8 +1,8 @@
 import type { Worker } from 'node:worker_threads';
-import sharp from 'sharp';
 import { CutoutError } from '../errors.js';
 import { besideThisModule, startWorkerThread } from '../threads/start-worker-thread.js';
 import { fromThreadError } from '../threads/thread-error.js';
+import { heifHeader } from './decode.js';
 import type { HeicRequest, HeicResult } from './heic-protocol.js';
 import { heifExifOrientation } from './heif-orientation.js';
 import type { PhotoInput } from './photo-input.js';
@@ -244,16 +244,5 @@ export class HeicThread {
     this.#idle = this.#idle.filter((idle) => idle !== thread);
     this.#workers.delete(thread.worker);
     void thread.worker.terminate();
-  }
-}
-
-/** An HEIF file's size and EXIF block, read from its header by sharp (whose libheif parses HEIF, though it cannot decode HEVC). */
-async function heifHeader(heic: Uint8Array): Promise<{ width: number; height: number; exif?: Uint8Array } | undefined> {
-  try {
-    const { width, height, exif } = await sharp(heic).metadata();
-    return { width, height, exif };
-  } catch {
-    // A header sharp cannot read: libheif may still decode the pixels, and the photo is taken as it stands.
-    return undefined;
   }
 }
