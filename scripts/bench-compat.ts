@@ -79,7 +79,7 @@ try {
     decodes.push(performance.now() - start);
   }
   await thread.close();
-  console.log(`HEIC ${heicSize.width}×${heicSize.height} (${(heic.length / 1e6).toFixed(2)} MB) to TIFF on the HEIC thread: median ${formatMs(median(decodes))} ms (${decodes.map(formatMs).join(', ')})`);
+  console.log(`HEIC ${heicSize.width}×${heicSize.height} (${(heic.length / 1e6).toFixed(2)} MB) to pixels on an HEIC thread: median ${formatMs(median(decodes))} ms (${decodes.map(formatMs).join(', ')})`);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -37,6 +37,9 @@ import { ISNET_PROCESSING } from '../src/model/model-processing.js';
 import { channelTables, toModelTensor } from '../src/model/model-tensor.js';
 import { withExtraOutputs } from './bench/onnx-protobuf.js';
 import { tensorStats, type TensorStats } from './quantize/tensor-percentiles.js';
+import { disableOnnxRuntimeTelemetry } from '../src/model/onnx-runtime-telemetry.js';
+
+disableOnnxRuntimeTelemetry();
 
 const LOW = 0.0001;
 const HIGH = 0.9999;

@@ -9,6 +9,7 @@ import { compatRoutes } from './compat/compat-routes.js';
 import { dashboardPlugin } from './dashboard/dashboard-plugin.js';
 import { apiReferencePlugin } from './http/api-reference.js';
 import { authPlugin } from './http/auth.js';
+import { answerClientError } from './http/client-error.js';
 import { errorHandlerPlugin } from './http/error-handler.js';
 import { metricsPlugin } from './http/metrics-plugin.js';
 import { openApiOptions } from './http/openapi-document.js';
@@ -37,6 +38,8 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
     },
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     return503OnClosing: true,
+    // Requests Node's HTTP parser refuses (headers too large, not HTTP) get the problem shape too.
+    clientErrorHandler: answerClientError,
     // Behind a reverse proxy: client addresses and https from X-Forwarded-* (dashboard cookies, throttling).
     trustProxy: config.trustProxy,
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -20,6 +20,7 @@ export const ERRORS = {
   },
   not_found: { status: 404, title: 'Not found', message: 'No such endpoint.' },
   payload_too_large: { status: 413, title: 'Payload too large', message: 'The image is larger than the byte limit.' },
+  headers_too_large: { status: 431, title: 'Request headers too large', message: "The request's headers are larger than the server's limit." },
   unsupported_media_type: { status: 415, title: 'Unsupported media type', message: 'This endpoint does not accept that Content-Type.' },
   unsupported_image_format: {
     status: 415,

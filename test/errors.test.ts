@@ -2,7 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS, type ErrorCode } from '../src/errors.js';
@@ -93,6 +93,42 @@ describe('request shape', () => {
   });
   it('unknown route → not_found', async () => {
     problem(await t.app.inject({ method: 'GET', url: '/api/v1/nothing' }), 'not_found');
+  });
+});
+
+/**
+ * What Node's HTTP parser refuses never reaches Fastify's routes or `inject()`: these requests
+ * are written byte for byte on a socket of the listening app, and the answer is read until
+ * the server closes the connection.
+ */
+describe('requests the HTTP parser refuses, on a real socket', () => {
+  const rawExchange = async (request: string): Promise<Injected> => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' }).catch((error: { code?: string }) => {
+      if (error.code !== 'FST_ERR_REOPENED_SERVER') throw error; // listening since the case before
+    });
+    const { port } = t.app.server.address() as AddressInfo;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.end(request));
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+    const [head, body] = answer.split('\r\n\r\n', 2);
+    const [statusLine, ...fields] = head.split('\r\n');
+    const headers = Object.fromEntries(fields.map((field) => [field.slice(0, field.indexOf(':')).toLowerCase(), field.slice(field.indexOf(':') + 1).trim()]));
+    expect(Number(headers['content-length'])).toBe(Buffer.byteLength(body));
+    return { statusCode: Number(statusLine.split(' ')[1]), headers, json: () => JSON.parse(body) } as unknown as Injected;
+  };
+
+  it('a 20 KB header → 431 headers_too_large, and the connection closed', async () => {
+    const answer = await rawExchange(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
+    const body = problem(answer, 'headers_too_large');
+    expect(body.detail).toMatch(/16384 bytes/);
+    expect(answer.headers.connection).toBe('close');
+  });
+  it('bytes that are not HTTP → 400 invalid_request', async () => {
+    problem(await rawExchange('HELLO / SMTP\r\n\r\n'), 'invalid_request');
   });
 });
 

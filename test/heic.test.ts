@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelService } from '../src/model/model-service.js';
+import { orient } from '../src/pipeline/heic-decoder.js';
 import { exifOrientation, hasHeifTransform } from '../src/pipeline/heif-orientation.js';
 import { isHeif, sniffImageFormat } from '../src/pipeline/sniff-format.js';
 import { memoSegmenter } from '../scripts/eval/memo-segmenter.js';
@@ -122,6 +123,17 @@ describe('HEIC orientation', () => {
     expect(exifOrientation(exif!)).toBe(6);
     expect(exifOrientation((await sharp(jpeg).metadata()).exif!)).toBe(6);
     expect(exifOrientation(Buffer.from('no TIFF header in here at all'))).toBe(1);
+  });
+
+  it('turns decoded pixels by each EXIF Orientation as sharp turns a JPEG by it', async () => {
+    const [width, height] = [5, 3];
+    const data = new Uint8Array(width * height * 4).map((_, i) => i);
+    for (let orientation = 1; orientation <= 8; orientation++) {
+      const tagged = await sharp(data, { raw: { width, height, channels: 4 } }).withMetadata({ orientation }).tiff({ compression: 'none' }).toBuffer();
+      const upright = await sharp(tagged).autoOrient().raw().toBuffer();
+      const turned = await orient({ data, width, height, channels: 4 }, orientation);
+      expect(Buffer.from(turned.data), `orientation ${orientation}`).toEqual(upright);
+    }
   });
 
   it('lands upright as the JPEG does, whether the EXIF Orientation or HEIF\'s irot turns it', async () => {

@@ -11,6 +11,9 @@ import { decodeForModel } from '../src/pipeline/decode.js';
 import { ISNET_PROCESSING } from '../src/model/model-processing.js';
 import { channelTables, toMask, toModelTensor } from '../src/model/model-tensor.js';
 import { makePhoto } from './helpers/images.js';
+import { disableOnnxRuntimeTelemetry } from '../src/model/onnx-runtime-telemetry.js';
+
+disableOnnxRuntimeTelemetry();
 
 describe("Cutout's rewrite of the bundled model", () => {
   // Two model loads and two passes on one thread: generous under a loaded CI machine.

@@ -2,6 +2,9 @@ import * as ort from 'onnxruntime-node';
 import { loadSegmenter, type SegmenterOptions } from '../../src/model/onnx-segmenter.js';
 import { encodeModel, encodeNode, encodeValueInfo, withExtraOutputs } from './onnx-protobuf.js';
 import { median } from './stats.js';
+import { disableOnnxRuntimeTelemetry } from '../../src/model/onnx-runtime-telemetry.js';
+
+disableOnnxRuntimeTelemetry();
 
 // The benchmark's own door to onnxruntime-node: the model's floor goes through Cutout's
 // segmenter (the server's exact session options); the GEMM reference and the shape check

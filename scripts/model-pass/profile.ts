@@ -10,6 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { openModel } from '../../src/model/quantize/onnx-graph.js';
+import { disableOnnxRuntimeTelemetry } from '../../src/model/onnx-runtime-telemetry.js';
+
+disableOnnxRuntimeTelemetry();
 
 interface ProfileEvent {
   cat: string;

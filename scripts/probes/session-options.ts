@@ -13,6 +13,9 @@
 import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-node';
 import { assembleModel } from '../../src/model/assemble-model.js';
+import { disableOnnxRuntimeTelemetry } from '../../src/model/onnx-runtime-telemetry.js';
+
+disableOnnxRuntimeTelemetry();
 
 const options = JSON.parse(process.argv[2] ?? '{}') as ort.InferenceSession.SessionOptions;
 const modelPath = process.env.CUTOUT_MODEL_PATH ?? (await assembleModel('./data'));

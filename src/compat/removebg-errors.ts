@@ -57,6 +57,7 @@ const FROM_NATIVE: Record<ErrorCode, RemoveBgCode> = {
   user_token_not_accepted: 'auth_failed',
   not_found: 'not_found',
   payload_too_large: 'file_too_large',
+  headers_too_large: 'invalid_request',
   unsupported_media_type: 'invalid_request',
   unsupported_image_format: 'invalid_file_type',
   image_decode_failed: 'failed_to_read_image',

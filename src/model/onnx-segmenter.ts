@@ -5,6 +5,7 @@ import { besideThisModule, startWorkerThread } from '../threads/start-worker-thr
 import { fromThreadError } from '../threads/thread-error.js';
 import type { SegmenterReady, SegmenterRequest, SegmenterResult, SegmenterWorkerData } from './segmenter-protocol.js';
 import { ISNET_PROCESSING, type ModelProcessing } from './model-processing.js';
+import { disableOnnxRuntimeTelemetry } from './onnx-runtime-telemetry.js';
 import { assertModelInput, type Segmenter } from './segmenter.js';
 
 export interface SegmenterOptions {
@@ -66,6 +67,7 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
     processing: options.processing ?? ISNET_PROCESSING,
     executionProvider: options.executionProvider ?? 'cpu',
   };
+  disableOnnxRuntimeTelemetry();
   const module = besideThisModule(import.meta.url, 'segmenter-worker');
   const started = await Promise.all(Array.from({ length: options.instances ?? 1 }, () => startWorkerThread<SegmenterReady>(module, workerData)));
   const { size } = started[0].ready;

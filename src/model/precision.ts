@@ -9,6 +9,7 @@
  */
 
 import { besideThisModule, startWorkerThread } from '../threads/start-worker-thread.js';
+import { disableOnnxRuntimeTelemetry } from './onnx-runtime-telemetry.js';
 import type { ProbeResult, ProbeWorkerData } from './segmenter-protocol.js';
 
 /** CUTOUT_MODEL_PRECISION. */
@@ -47,6 +48,7 @@ export function decidePrecision(probe: Pick<ProbeResult, 'fp32Ms' | 'int8Ms'>): 
  */
 export async function runPrecisionProbe(options: { threads: number; runs?: number }): Promise<ProbeResult> {
   const workerData: ProbeWorkerData = { probe: true, threads: options.threads, runs: options.runs ?? 5 };
+  disableOnnxRuntimeTelemetry();
   const { worker, ready } = await startWorkerThread<ProbeResult>(besideThisModule(import.meta.url, 'segmenter-worker'), workerData);
   await worker.terminate();
   return ready;

@@ -3,28 +3,41 @@ import { CutoutError } from '../errors.js';
 import type { Box } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
 import type { Length, RegionOfInterest } from './answer-spec.js';
+import { isDecodedPixels, type DecodedPixels, type PhotoInput } from './photo-input.js';
 import { sniffImageFormat, type ImageFormat } from './sniff-format.js';
 
 /**
- * Opens the bytes with sharp after checking they are an accepted format. The pixel limit is
- * enforced from the header, before any pixel is decoded. Only the first frame of an
- * animation is read; EXIF orientation is applied; transparency is flattened on white, and
- * every colour space (greyscale, CMYK, 16-bit, palette) ends as 8-bit sRGB.
+ * Opens the photo with sharp: encoded bytes after checking they are an accepted format,
+ * pixels decoded already (an HEIC's) as the raw RGBA they are. The pixel limit is enforced
+ * from the header, before any pixel is decoded. Only the first frame of an animation is
+ * read; EXIF orientation is applied; transparency is flattened on white, and every colour
+ * space (greyscale, CMYK, 16-bit, palette) ends as 8-bit sRGB.
  */
-function open(bytes: Uint8Array, maxPixels: number): { format: ImageFormat; pipeline: Sharp } {
-  const format = sniffImageFormat(bytes);
-  if (!format) {
-    throw new CutoutError('unsupported_image_format', `The bytes are not a JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIC image (${describeStart(bytes)}).`);
+function open(photo: PhotoInput, maxPixels: number): { format: ImageFormat | 'heic'; pipeline: Sharp } {
+  if (isDecodedPixels(photo)) {
+    const { data, width, height, channels } = pixelsWithin(photo, maxPixels).image;
+    const pipeline = sharp(data, { raw: { width, height, channels }, limitInputPixels: maxPixels }).flatten({ background: '#ffffff' }).toColourspace('srgb');
+    return { format: 'heic', pipeline };
   }
-  const pipeline = sharp(bytes, { limitInputPixels: maxPixels, failOn: 'error' })
+  const format = sniffImageFormat(photo);
+  if (!format) {
+    throw new CutoutError('unsupported_image_format', `The bytes are not a JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIC image (${describeStart(photo)}).`);
+  }
+  const pipeline = sharp(photo, { limitInputPixels: maxPixels, failOn: 'error' })
     .autoOrient()
     .flatten({ background: '#ffffff' })
     .toColourspace('srgb');
   return { format, pipeline };
 }
 
-async function decodeWith(bytes: Uint8Array, maxPixels: number, shape: (pipeline: Sharp) => Sharp): Promise<RawImage> {
-  const { format, pipeline } = open(bytes, maxPixels);
+/** Decoded pixels, checked against the pixel limit as an encoded photo's header is. */
+function pixelsWithin(photo: DecodedPixels, maxPixels: number): DecodedPixels {
+  if (photo.image.width * photo.image.height > maxPixels) throw new CutoutError('too_many_pixels', `The image has more than ${maxPixels} pixels.`);
+  return photo;
+}
+
+async function decodeWith(photo: PhotoInput, maxPixels: number, shape: (pipeline: Sharp) => Sharp): Promise<RawImage> {
+  const { format, pipeline } = open(photo, maxPixels);
   try {
     const { data, info } = await shape(pipeline).raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
     return { data, width: info.width, height: info.height, channels: info.channels as RawImage['channels'] };
@@ -33,7 +46,7 @@ async function decodeWith(bytes: Uint8Array, maxPixels: number, shape: (pipeline
   }
 }
 
-function decodeError(error: unknown, format: ImageFormat, maxPixels: number): CutoutError {
+function decodeError(error: unknown, format: ImageFormat | 'heic', maxPixels: number): CutoutError {
   const message = error instanceof Error ? error.message : String(error);
   // libjpeg refuses sides over 65500 pixels before sharp's own limit is checked.
   if (/exceeds pixel limit|Maximum supported image dimension/i.test(message)) {
@@ -42,9 +55,28 @@ function decodeError(error: unknown, format: ImageFormat, maxPixels: number): Cu
   return new CutoutError('image_decode_failed', `The ${format.toUpperCase()} image could not be decoded; it may be corrupt or truncated.`, { cause: error });
 }
 
+/**
+ * An HEIF file's size and EXIF block, read from its header by sharp, whose libheif parses
+ * HEIF though it cannot decode HEVC (the HEIC threads decode it, `heic-thread.ts`); undefined
+ * for a header it cannot read.
+ */
+export async function heifHeader(heic: Uint8Array): Promise<{ width: number; height: number; exif?: Uint8Array } | undefined> {
+  try {
+    const { width, height, exif } = await sharp(heic).metadata();
+    return { width, height, exif };
+  } catch {
+    // A header sharp cannot read: libheif may still decode the pixels, and the photo is taken as it stands.
+    return undefined;
+  }
+}
+
 /** The photo's width and height once its EXIF orientation is applied, from its header. */
-export async function orientedSize(bytes: Uint8Array, maxPixels: number): Promise<{ width: number; height: number }> {
-  const { format, pipeline } = open(bytes, maxPixels);
+export async function orientedSize(photo: PhotoInput, maxPixels: number): Promise<{ width: number; height: number }> {
+  if (isDecodedPixels(photo)) {
+    const { width, height } = pixelsWithin(photo, maxPixels).image;
+    return { width, height };
+  }
+  const { format, pipeline } = open(photo, maxPixels);
   try {
     const { autoOrient } = await pipeline.metadata();
     if (autoOrient.width * autoOrient.height > maxPixels) throw new CutoutError('too_many_pixels', `The image has more than ${maxPixels} pixels.`);
@@ -63,9 +95,9 @@ export async function orientedSize(bytes: Uint8Array, maxPixels: number): Promis
  *
  * @example const modelInput = await decodeForModel(bytes, { maxPixels: 50e6, size: 1024 })
  */
-export function decodeForModel(bytes: Uint8Array, options: { maxPixels: number; size: number; region?: Box }): Promise<RawImage> {
+export function decodeForModel(photo: PhotoInput, options: { maxPixels: number; size: number; region?: Box }): Promise<RawImage> {
   const { region, size } = options;
-  return decodeWith(bytes, options.maxPixels, (pipeline) => (region ? pipeline.extract(region) : pipeline).resize(size, size, { fit: 'fill' }));
+  return decodeWith(photo, options.maxPixels, (pipeline) => (region ? pipeline.extract(region) : pipeline).resize(size, size, { fit: 'fill' }));
 }
 
 /** A region of interest with no pixel in the photo: a 400 invalid_request, told apart for the remove.bg-compatible routes (`roi_region_empty`). */
@@ -96,8 +128,8 @@ export interface ResolvedRegion {
  *
  * @example await resolveRegion(bytes, parsedRoi, 50e6) // { region: { left: 64, top: 0, width: 512, height: 480 }, view: … }
  */
-export async function resolveRegion(bytes: Uint8Array, roi: RegionOfInterest, maxPixels: number): Promise<ResolvedRegion> {
-  const { width, height } = await orientedSize(bytes, maxPixels);
+export async function resolveRegion(photo: PhotoInput, roi: RegionOfInterest, maxPixels: number): Promise<ResolvedRegion> {
+  const { width, height } = await orientedSize(photo, maxPixels);
   const at = (length: Length, side: number) => (length.unit === '%' ? (length.value / 100) * side : length.value);
   const left = Math.max(0, Math.floor(at(roi.x1, width)));
   const top = Math.max(0, Math.floor(at(roi.y1, height)));
@@ -129,16 +161,21 @@ export interface DecodedPhoto {
  * The finish thread's decode: the photo at full size as RGBA with an opaque alpha for the
  * alpha step to write (see {@link decodeImage}); or, with `fitInside`, already scaled down to
  * fit inside that size (never up), straight from the decoder, for an answer that will be no
- * larger: the steps after it then work on a fraction of the pixels.
+ * larger: the steps after it then work on a fraction of the pixels. Opaque pixels decoded
+ * already are that photo as they stand, and are taken without a copy.
  */
-export async function decodePhoto(bytes: Uint8Array, options: { maxPixels: number; fitInside?: { width?: number; height?: number } }): Promise<DecodedPhoto> {
+export async function decodePhoto(photo: PhotoInput, options: { maxPixels: number; fitInside?: { width?: number; height?: number } }): Promise<DecodedPhoto> {
   const { maxPixels, fitInside } = options;
-  if (!fitInside) {
-    const image = await decodeImage(bytes, { maxPixels, opaqueAlpha: true });
+  if (!fitInside && isDecodedPixels(photo) && photo.opaque) {
+    const { image } = pixelsWithin(photo, maxPixels);
     return { image, fullWidth: image.width, fullHeight: image.height };
   }
-  const full = await orientedSize(bytes, maxPixels);
-  const image = await decodeWith(bytes, maxPixels, (pipeline) => pipeline.resize({ ...fitInside, fit: 'inside', withoutEnlargement: true }).ensureAlpha(1));
+  if (!fitInside) {
+    const image = await decodeImage(photo, { maxPixels, opaqueAlpha: true });
+    return { image, fullWidth: image.width, fullHeight: image.height };
+  }
+  const full = await orientedSize(photo, maxPixels);
+  const image = await decodeWith(photo, maxPixels, (pipeline) => pipeline.resize({ ...fitInside, fit: 'inside', withoutEnlargement: true }).ensureAlpha(1));
   return { image, fullWidth: full.width, fullHeight: full.height };
 }
 
@@ -146,8 +183,8 @@ export async function decodePhoto(bytes: Uint8Array, options: { maxPixels: numbe
  * A background image for the finishing: RGBA, scaled to cover `width × height` (centred, the
  * overflow cut), with the same checks as the photo's own decode.
  */
-export async function decodeBackground(bytes: Uint8Array, options: { maxPixels: number; width: number; height: number }): Promise<RawImage> {
-  const { format, pipeline } = open(bytes, options.maxPixels);
+export async function decodeBackground(image: PhotoInput, options: { maxPixels: number; width: number; height: number }): Promise<RawImage> {
+  const { format, pipeline } = open(image, options.maxPixels);
   try {
     const { data, info } = await pipeline.resize(options.width, options.height, { fit: 'cover' }).ensureAlpha(1).raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
     return { data, width: info.width, height: info.height, channels: 4 };
@@ -163,8 +200,8 @@ export async function decodeBackground(bytes: Uint8Array, options: { maxPixels: 
  *
  * @example const { width, height } = await decodeImage(bytes, { maxPixels: 50e6 })
  */
-export function decodeImage(bytes: Uint8Array, options: { maxPixels: number; opaqueAlpha?: boolean }): Promise<RawImage> {
-  return decodeWith(bytes, options.maxPixels, (pipeline) => (options.opaqueAlpha ? pipeline.ensureAlpha(1) : pipeline));
+export function decodeImage(photo: PhotoInput, options: { maxPixels: number; opaqueAlpha?: boolean }): Promise<RawImage> {
+  return decodeWith(photo, options.maxPixels, (pipeline) => (options.opaqueAlpha ? pipeline.ensureAlpha(1) : pipeline));
 }
 
 function describeStart(bytes: Uint8Array): string {

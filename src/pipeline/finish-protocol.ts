@@ -2,7 +2,7 @@
  * What the main thread (`finish-thread.ts`) and the finish thread (`finish-worker.ts`) say
  * to each other; both sides import these types. One image's finishing is four messages at
  * most, all with its `id`:
- * - `begin`: the photo's own bytes and the {@link FinishSpec}; the thread starts decoding the
+ * - `begin`: the photo's own bytes (or an HEIC's pixels, shared, not copied) and the {@link FinishSpec}; the thread starts decoding the
  *   photo at full size at once;
  * - `prepare` (refined answers only, sent while the model runs): the model's input, for the
  *   refinement's grid work that needs nothing else;
@@ -16,6 +16,7 @@ import type { RawImage } from '../image/raw-image.js';
 import type { ThreadError } from '../threads/thread-error.js';
 import type { AnswerSpec, EncodedFormat } from './answer-spec.js';
 import type { PngCompression } from './encode.js';
+import type { PhotoInput } from './photo-input.js';
 import type { RefineSettings } from './refine/refine-cutout.js';
 
 /** How an image's answer is made from its mask: the steps of `finish-steps.ts` read it. */
@@ -29,9 +30,9 @@ export interface FinishSpec {
 }
 
 export type FinishRequest =
-  | { type: 'begin'; id: number; photo: Uint8Array; maxPixels: number; spec: FinishSpec }
+  | { type: 'begin'; id: number; photo: PhotoInput; maxPixels: number; spec: FinishSpec }
   | { type: 'prepare'; id: number; modelInput: RawImage }
-  | { type: 'finish'; id: number; mask: RawImage; region?: Box; view?: Box; backgroundImage?: Uint8Array }
+  | { type: 'finish'; id: number; mask: RawImage; region?: Box; view?: Box; backgroundImage?: PhotoInput }
   | { type: 'drop'; id: number };
 
 /** Milliseconds of the steps on the finish thread. */

@@ -8,6 +8,7 @@ import { castShadow } from './cast-shadow.js';
 import type { FinishedImage, FinishSpec } from './finish-protocol.js';
 import { alphaChannel, cropBox, extractBox, placeInFrame, visibleBox } from './frame.js';
 import { finishRefinement, type PreparedRefinement } from './refine/refine-cutout.js';
+import type { PhotoInput } from './photo-input.js';
 import { placeSubject } from './place-subject.js';
 import { fitInside, overBackground } from './resize-and-composite.js';
 import { stretchAlpha } from './stretch-alpha.js';
@@ -29,8 +30,8 @@ export interface FinishInputs {
   view?: Box;
   /** The region of interest: only what lies inside may be visible; default all of the view. */
   region?: Box;
-  /** The background image's bytes, when the answer is composited onto one. */
-  backgroundImage?: Uint8Array;
+  /** The background image (its bytes, or an HEIC's pixels), when the answer is composited onto one. */
+  backgroundImage?: PhotoInput;
 }
 
 /**
@@ -38,7 +39,7 @@ export interface FinishInputs {
  * scaled down and not cropped, already at the answer's size (every step after it then works
  * on that many pixels, not the photo's).
  */
-export function beginPhoto(photo: Uint8Array, spec: FinishSpec, maxPixels: number): Promise<DecodedPhoto> {
+export function beginPhoto(photo: PhotoInput, spec: FinishSpec, maxPixels: number): Promise<DecodedPhoto> {
   const answer = spec.answer ?? DEFAULT_ANSWER;
   const scaleFirst = !answer.crop && (answer.maxWidth !== undefined || answer.maxHeight !== undefined);
   return decodePhoto(photo, { maxPixels, fitInside: scaleFirst ? { width: answer.maxWidth, height: answer.maxHeight } : undefined });

@@ -4,6 +4,7 @@ import { besideThisModule, startWorkerThread } from '../threads/start-worker-thr
 import { fromThreadError } from '../threads/thread-error.js';
 import type { FinishedImage, FinishRequest, FinishResult, FinishSpec } from './finish-protocol.js';
 import type { FinishInputs } from './finish-steps.js';
+import type { PhotoInput } from './photo-input.js';
 
 /** An image's answer, made on the finish thread. */
 export interface FinishedAnswer extends FinishedImage {
@@ -54,7 +55,7 @@ export class FinishThread {
   /** Called when the last awaited answer is in, for `close`. */
   #drained: (() => void) | undefined;
 
-  begin(photo: Uint8Array, { maxPixels, spec }: { maxPixels: number; spec: FinishSpec }): ImageFinishing {
+  begin(photo: PhotoInput, { maxPixels, spec }: { maxPixels: number; spec: FinishSpec }): ImageFinishing {
     const thread = this.#start();
     const id = this.#nextId++;
     const send = (worker: Worker, message: FinishRequest, transfer?: ArrayBufferLike) => worker.postMessage(message, transfer ? [transfer as ArrayBuffer] : undefined);

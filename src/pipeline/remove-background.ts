@@ -6,6 +6,7 @@ import { decodeForModel, orientedSize, resolveRegion, type ResolvedRegion } from
 import type { PngCompression } from './encode.js';
 import type { FinishSpec } from './finish-protocol.js';
 import type { FinishThread } from './finish-thread.js';
+import type { PhotoInput } from './photo-input.js';
 import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from './refine/refine-cutout.js';
 import { fuseViews, QUALITY_VIEWS, renderView, type Quality } from './views.js';
 
@@ -80,12 +81,12 @@ export interface RemoveBackgroundOptions {
   answer?: AnswerSpec;
   /** Only this region of the photo may be foreground; the model sees it, widened towards a square (`resolveRegion`). */
   roi?: RegionOfInterest;
-  /** The bytes of the background image, when `answer` asks for one; awaited once the mask is there. */
-  backgroundImage?: Promise<Uint8Array>;
+  /** The background image (its bytes, or an HEIC's pixels), when `answer` asks for one; awaited once the mask is there. */
+  backgroundImage?: Promise<PhotoInput>;
 }
 
 /**
- * One image from its encoded bytes to the answer's PNG, with its background transparent, at
+ * One image from its encoded bytes (or an HEIC's pixels, `heic-thread.ts`) to the answer's PNG, with its background transparent, at
  * the input's (oriented) size. Two sides meet at the model's mask:
  * - on the main thread, the picture decoded straight to the model's size (`decode.ts`), then
  *   the model step (`Segmenter.segment`, on the model's own thread) when the slot gives the
@@ -99,7 +100,7 @@ export interface RemoveBackgroundOptions {
  *
  * @example const { bytes } = await removeBackground(jpegBytes, { segmenter, finisher, maxPixels: 50e6 })
  */
-export async function removeBackground(bytes: Uint8Array, options: RemoveBackgroundOptions): Promise<RemovedBackground> {
+export async function removeBackground(bytes: PhotoInput, options: RemoveBackgroundOptions): Promise<RemovedBackground> {
   const { segmenter, finisher, maxPixels } = options;
   const slot = options.slot ?? alwaysFree;
   const views = QUALITY_VIEWS[options.quality ?? 'fast'];

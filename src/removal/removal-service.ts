@@ -107,9 +107,9 @@ export class RemovalService {
     const options = request.options ?? NO_OPTIONS;
     // Before the photo is read or the background fetched: an unknown model is told at once.
     const model = this.#model.segmenterFor(options.model);
-    const bytes = await untilAborted(this.#heic.readable(photo, config.maxPixels), signal);
+    const bytes = await untilAborted(this.#heic.readable(photo, config.maxPixels, signal), signal);
     const backgroundBytes = request.backgroundImage ? Promise.resolve(request.backgroundImage) : options.bgImageUrl ? this.fetch(options.bgImageUrl, 'bg_image_url', signal) : undefined;
-    const backgroundImage = backgroundBytes?.then((image) => this.#heic.readable(image, config.maxPixels));
+    const backgroundImage = backgroundBytes?.then((image) => this.#heic.readable(image, config.maxPixels, signal));
     backgroundImage?.catch(() => {}); // awaited by the pipeline once the mask is there
     const work = removeBackground(bytes, {
       segmenter: model.segmenter,

@@ -9,6 +9,9 @@ import { probeModels, seeded } from '../../src/model/quantize/probe-models.js';
 import { quantizeModel } from '../../src/model/quantize/qdq-model.js';
 import { quantizeBias, quantizeWeights, uint8Params } from '../../src/model/quantize/quantization-params.js';
 import { tensorStats } from '../../scripts/quantize/tensor-percentiles.js';
+import { disableOnnxRuntimeTelemetry } from '../../src/model/onnx-runtime-telemetry.js';
+
+disableOnnxRuntimeTelemetry();
 
 describe('quantization parameters', () => {
   it('map a range onto uint8 with 0 exact, and a range from 0 onto zero point 0', () => {

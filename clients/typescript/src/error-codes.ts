@@ -15,6 +15,7 @@ export const SERVER_ERROR_STATUS = {
   user_token_not_accepted: 401,
   not_found: 404,
   payload_too_large: 413,
+  headers_too_large: 431,
   unsupported_media_type: 415,
   unsupported_image_format: 415,
   image_decode_failed: 422,
