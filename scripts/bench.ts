@@ -28,6 +28,7 @@ import { channelTables, toModelTensor } from '../src/model/model-tensor.js';
 import { renderLoadChart } from './bench/chart.js';
 import { CpuAccount } from './bench/cpu-account.js';
 import { imageInfo, measureEndToEnd } from './bench/end-to-end.js';
+import { autoLooksOf } from './bench/auto-looks.js';
 import { makeBenchImages, type BenchImage } from './bench/inputs.js';
 import { measureCutoutLoad, measurePeerLoad, PeakTracker, type LoadLevel } from './bench/load-phases.js';
 import { describeMachine } from './bench/machine.js';
@@ -47,10 +48,11 @@ const USAGE = `usage: npm run bench -- [options]
   --skip-peer           do not run @imgly/background-removal-node (bench/peer)
   --sizes LIST          photo sizes in megapixels (default 0.7,2.5,10.7)
   --concurrency LIST    concurrent clients of the load phases (default 1,2,4,8,16; quick 1,8)
-  --qualities LIST      the request's quality values to measure (default best,fast): each in
-                        every end-to-end round, and each at 8 clients right after the server's
-                        default quality (CUTOUT_QUALITY, which the list must hold; the other
-                        levels and the memory burst send the default)
+  --qualities LIST      the qualities to measure (default: the server's default, CUTOUT_QUALITY,
+                        and fast): each in every end-to-end round, and each at 8 clients right
+                        after the server's default (which the list must hold; the other levels
+                        and the memory burst send the default). The default is asked for as a
+                        client that does not choose asks, without a \`quality\` field
   --runs N              single-request runs per size, and model passes for the floor (default 5; quick 2)
   --out FILE.json       write every figure as JSON, and the chart as FILE.svg beside it
   --photo FILE          the photo to scale (default ../shared/fixtures/photos/animal-3.jpg)
@@ -74,7 +76,7 @@ const { values: args } = parseArgs({
     'skip-peer': { type: 'boolean', default: false },
     sizes: { type: 'string', default: '0.7,2.5,10.7' },
     concurrency: { type: 'string' },
-    qualities: { type: 'string', default: 'best,fast' },
+    qualities: { type: 'string' },
     runs: { type: 'string' },
     out: { type: 'string' },
     photo: { type: 'string', default: join(ROOT, '../shared/fixtures/photos/animal-3.jpg') },
@@ -103,10 +105,10 @@ const segmenterOptions = { threads, memoryArena: serverConfig.inferenceMemoryAre
 const skipPeer = args['skip-peer'];
 /** The qualities to measure, the server's default first: its answer is "the default answer". */
 const qualities = (() => {
-  const listed = [...new Set(args.qualities.split(',').map((v) => v.trim()))];
-  const unknown = listed.filter((v) => !(QUALITIES as readonly string[]).includes(v));
-  if (listed.length === 0 || unknown.length) throw new Error(`--qualities takes ${QUALITIES.join(' and ')} separated by commas, not ${JSON.stringify(args.qualities)}`);
   const serverDefault = serverConfig.quality;
+  const listed = [...new Set((args.qualities ?? `${serverDefault},fast`).split(',').map((v) => v.trim()))];
+  const unknown = listed.filter((v) => !(QUALITIES as readonly string[]).includes(v));
+  if (listed.length === 0 || unknown.length) throw new Error(`--qualities takes ${QUALITIES.join(', ')} separated by commas, not ${JSON.stringify(args.qualities)}`);
   if (!listed.includes(serverDefault)) throw new Error(`--qualities must include the server's default, ${serverDefault} (CUTOUT_QUALITY): the targets judge the default answer`);
   return [serverDefault, ...(listed as Quality[]).filter((q) => q !== serverDefault)];
 })();
@@ -139,7 +141,7 @@ async function main(): Promise<void> {
   if (machine.loadAverage[0] > machine.cores * 0.5) log(`warning: the machine is busy (load ${machine.loadAverage[0]} on ${machine.cores} cores); timings will be disturbed`);
 
   const work = await mkdtemp(join(tmpdir(), 'cutout-bench-'));
-  const images = await makeBenchImages(args.photo, sizes, work);
+  const images = await makeBenchImages(args.photo, sizes, work, defaultQuality);
   log(`photos: ${images.map((i) => `${i.label} ${i.width}×${i.height} (${(i.bytes.length / 1e6).toFixed(2)} MB)`).join(', ')}`);
 
   const fp32Path = await assembleModel(join(ROOT, 'data'));
@@ -163,6 +165,8 @@ async function main(): Promise<void> {
   const measuredBefore = await cpu.measure(() => measurePasses(meter, { warmup: 2, runs }));
   const before = { ...measuredBefore.value, foreignCores: measuredBefore.foreignCores };
   log(`inference alone: ${before.median.toFixed(0)} ms (${before.samples.map((v) => v.toFixed(0)).join(', ')})`);
+  const autoLooks = qualities.includes('auto') ? await autoLooksOf(images, modelPath, segmenterOptions) : undefined;
+  if (autoLooks) log(`quality auto on this photo: ${Object.entries(autoLooks).map(([label, looks]) => `${label} ${looks} look${looks === 1 ? '' : 's'}`).join(', ')} (src/pipeline/second-look.ts)`);
   // The package ships float16 weights and twelve outputs; assembleModel rewrites them to
   // float32 and the mask alone for the server. The shipped file's pass (what the peer runs)
   // shows what that rewrite is worth.
@@ -255,7 +259,7 @@ async function main(): Promise<void> {
       machine,
       loadAverageAfter: loadavg().map((l) => Math.round(l * 100) / 100),
       options: { quick, skipPeer, sizes, concurrency, qualities, runs, photo: relative(ROOT, args.photo), cutoutLevels, peerLevels },
-      qualities: { serverDefault: defaultQuality, measured: qualities },
+      qualities: { serverDefault: defaultQuality, measured: qualities, autoLooks },
       versions: await versions(peerVersions),
       threads,
       model,
@@ -281,7 +285,7 @@ async function main(): Promise<void> {
       const chartPath = out.replace(/\.json$/i, '') + '.svg';
       const subtitle = `${machine.cores} cores, ${startedAt.slice(0, 10)}, Cutout at quality ${defaultQuality} (the default)`;
       const defaultLoad = cutoutLoad.filter((level) => level.quality === defaultQuality);
-      await writeFile(chartPath, renderLoadChart({ cutout: defaultLoad, peer: peerLoad, imageLabel: loadImage.label, floorMs: floor.median, subtitle, passesPerRequest: QUALITY_VIEWS[defaultQuality].length }));
+      await writeFile(chartPath, renderLoadChart({ cutout: defaultLoad, peer: peerLoad, imageLabel: loadImage.label, floorMs: floor.median, subtitle, passesPerRequest: defaultQuality === 'auto' ? (autoLooks?.[loadImage.label] ?? 1) : QUALITY_VIEWS[defaultQuality].length }));
       log(`wrote ${relative(process.cwd(), out)} and ${relative(process.cwd(), chartPath)}`);
     }
     finished = true;

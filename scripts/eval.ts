@@ -14,30 +14,27 @@
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
-import { assembleModel } from '../src/model/assemble-model.js';
-import { buildInt8Model, rangesFor, rangesPathFor } from '../src/model/int8-model.js';
-import { loadSegmenter } from '../src/model/onnx-segmenter.js';
 import type { Segmenter } from '../src/model/segmenter.js';
 import type { Length, RegionOfInterest } from '../src/pipeline/answer-spec.js';
 import { FinishThread } from '../src/pipeline/finish-thread.js';
 import type { RefineSettings } from '../src/pipeline/refine/refine-cutout.js';
 import { removeBackground } from '../src/pipeline/remove-background.js';
 import type { Quality } from '../src/pipeline/views.js';
-import { displayPath, findLabelledPairs, readGreyMask, resizeGreyMask, type GreyImage, type LabelledFolder, type LabelledPair } from './eval/dataset.js';
+import { decideKind, displayPath, findLabelledPairs, readGreyMask, resizeGreyMask, type GreyImage, type LabelledFolder, type LabelledPair } from './eval/dataset.js';
 import { composeOver, fringeScores, SCREEN_GREEN } from './eval/fringe.js';
 import { comparePrecision } from './eval/compare-precision.js';
+import { loadEvalModel } from './eval/load-model.js';
 import { memoSegmenter } from './eval/memo-segmenter.js';
-import { meanOf, scoreBinary, scoreSoft, semiTransparentShare, UNLABELLED } from './eval/metrics.js';
+import { meanOf, scoreBinary, scoreSoft, semiTransparentShare } from './eval/metrics.js';
 import { modesFor, parseRefineSettings, qualityOf, refineOption, type FringeModeName, type ModeName } from './eval/modes.js';
-import { DEFINITIONS, printFolder, type FolderResult, type ImageResult, type Kind } from './eval/report.js';
+import { DEFINITIONS, printFolder, type FolderResult, type ImageResult } from './eval/report.js';
 import { groundTruthRoi } from './eval/roi.js';
 
-const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--quality fast|best|compare] [--refine-settings JSON] [--no-fringe] [--json FILE] [--all] [--precision fp32|int8]
+const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--quality fast|best|auto|compare] [--refine-settings JSON] [--no-fringe] [--json FILE] [--all] [--precision fp32|int8]
        npm run eval -- --compare FP32.json INT8.json
 
   DIR             folder with images/ and masks/ (same base names); default: every folder
@@ -45,8 +42,9 @@ const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--qua
   --refine MODE   compare (default): the raw pipeline (refine: false) and the refined one,
                   side by side, from one model run per image; on or off: only that one
   --quality Q     fast (default): one view of each photo; best: the photo and its mirror,
-                  fused (src/pipeline/views.ts); compare: both, side by side (the photo's
-                  view runs once for both)
+                  fused (src/pipeline/views.ts); auto: the mirror too only where the first
+                  look is doubtful (src/pipeline/second-look.ts); compare: all three, side by
+                  side (each view runs once for all)
   --refine-settings JSON
                   the refined mode with some settings changed, e.g. '{"gridSide":256}'
                   (src/pipeline/refine/refine-cutout.ts lists them)
@@ -105,7 +103,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const modes = modesFor(args.values.refine, args.values.quality);
   if (!modes) {
-    console.error(`--refine takes on, off or compare, and --quality fast, best or compare, not ${args.values.refine} / ${args.values.quality}\n\n${USAGE}`);
+    console.error(`--refine takes on, off or compare, and --quality fast, best, auto or compare, not ${args.values.refine} / ${args.values.quality}\n\n${USAGE}`);
     return 2;
   }
   const roiMargin = args.values.roi === undefined ? undefined : parseMargin(args.values.roi);
@@ -136,17 +134,14 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const started = performance.now();
-  const dataDir = process.env.CUTOUT_DATA_DIR ?? './data';
-  const fp32Path = process.env.CUTOUT_MODEL_PATH ?? (await assembleModel(dataDir));
-  const ranges = precision === 'int8' ? await rangesFor(fp32Path, process.env.CUTOUT_MODEL_PATH !== undefined) : undefined;
-  if (precision === 'int8' && !ranges) {
-    console.error(`--precision int8: no calibration file ${rangesPathFor(fp32Path)}; npm run quantize -- --model ${fp32Path} makes one`);
+  let loaded;
+  try {
+    loaded = await loadEvalModel(precision);
+  } catch (error) {
+    console.error((error as Error).message);
     return 2;
   }
-  const modelPath = ranges ? await buildInt8Model(fp32Path, ranges, dataDir) : fp32Path;
-  const threads = availableParallelism();
-  const model = await loadSegmenter(modelPath, { threads });
-  await model.runTensor(new Float32Array(3 * model.size ** 2)); // warm-up, so the first image's time is like the others
+  const { model, modelPath, threads } = loaded;
   const segmenter = memoSegmenter(model);
   const pipeline: Pipeline = { segmenter, finisher: new FinishThread() };
   console.log(`model  ${displayPath(modelPath)} (${model.size}×${model.size} input, ${threads} threads); modes: ${modes.join(', ')}`);
@@ -223,7 +218,7 @@ async function evaluateFolder(folder: LabelledFolder, pipeline: Pipeline, allMod
       for (const mode of modes) {
         const t0 = performance.now();
         const roi = mode === 'roi' && roiMargin ? groundTruthRoi(masks.get(pair)!, roiMargin) : undefined;
-        const { cutout, modelMs, refineMs, uncertainty } = await runPipeline(bytes, pipeline, refineOption(mode, settings), qualityOf(mode), roi);
+        const { cutout, modelMs, refineMs, uncertainty, looks } = await runPipeline(bytes, pipeline, refineOption(mode, settings), qualityOf(mode), roi);
         const pipelineMs = performance.now() - t0;
         const alpha = alphaOf(cutout);
         result.width = alpha.width;
@@ -233,7 +228,7 @@ async function evaluateFolder(folder: LabelledFolder, pipeline: Pipeline, allMod
           mask = await resizeGreyMask(mask, alpha.width, alpha.height, kind === 'binary');
         }
         const scores = kind === 'binary' ? { binary: scoreBinary(alpha.data, mask.data, alpha.width, alpha.height) } : { soft: scoreSoft(alpha.data, mask.data, alpha.width, alpha.height) };
-        result.modes[mode] = { pipelineMs, modelMs, refineMs, uncertainty, semiTransparent: semiTransparentShare(alpha.data), ...scores };
+        result.modes[mode] = { pipelineMs, modelMs, refineMs, uncertainty, looks, semiTransparent: semiTransparentShare(alpha.data), ...scores };
       }
       if (kind === 'soft' && fringe) result.fringe = await greenScreenTest(bytes, mask, pipeline, modes, settings);
     } catch (error) {
@@ -264,10 +259,10 @@ async function runPipeline(
   refine: boolean | RefineSettings,
   quality: Quality,
   roi?: RegionOfInterest,
-): Promise<{ cutout: RgbaImage; modelMs: number; refineMs: number; uncertainty: number }> {
-  const { bytes: png, timings, uncertainty } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9, refine, quality, roi });
+): Promise<{ cutout: RgbaImage; modelMs: number; refineMs: number; uncertainty: number; looks: number }> {
+  const { bytes: png, timings, uncertainty, looks } = await removeBackground(bytes, { segmenter, finisher, maxPixels: 1e9, refine, quality, roi });
   const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { cutout: { data, width: info.width, height: info.height }, modelMs: timings.inference, refineMs: timings.refine, uncertainty };
+  return { cutout: { data, width: info.width, height: info.height }, modelMs: timings.inference, refineMs: timings.refine, uncertainty, looks };
 }
 
 function alphaOf(cutout: RgbaImage): GreyImage {
@@ -292,25 +287,6 @@ async function greenScreenTest(bytes: Uint8Array, matte: GreyImage, pipeline: Pi
     scores[mode] = fringeScores(cutout.data, foreground, matte.data);
   }
   return scores;
-}
-
-/** Binary when every mask holds only 0, 128 (unlabelled) and 255; soft mattes otherwise. */
-function decideKind(masks: GreyImage[]): { kind: Kind; reason: string } {
-  let withBand = 0;
-  const levels = new Set<number>();
-  for (const mask of masks) {
-    let band = false;
-    for (const v of mask.data) {
-      levels.add(v);
-      if (v === UNLABELLED) band = true;
-    }
-    if (band) withBand++;
-  }
-  const other = [...levels].filter((v) => v !== 0 && v !== UNLABELLED && v !== 255);
-  if (other.length === 0) {
-    return { kind: 'binary', reason: `all ${masks.length} masks hold only 0/${UNLABELLED}/255; ${withBand} have the ${UNLABELLED} unlabelled band, left out of scoring` };
-  }
-  return { kind: 'soft', reason: `masks hold ${levels.size} grey levels, so they are scored as soft mattes` };
 }
 
 function fmt(value: number, digits: number): string {

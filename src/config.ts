@@ -86,11 +86,11 @@ export const ConfigSchema = Type.Object({
     description:
       'Refine the model\'s mask at full size along the photo\'s edges and clean the old background\'s colour out of semi-transparent pixels (docs/quality.md); a request\'s `refine` field overrides it.',
   }),
-  quality: Type.Union([Type.Literal('best'), Type.Literal('fast')], {
+  quality: Type.Union([Type.Literal('auto'), Type.Literal('best'), Type.Literal('fast')], {
     env: 'CUTOUT_QUALITY',
-    default: 'best',
+    default: 'auto',
     description:
-      'How the model looks at a photo when a request does not say (its `quality` field): `best` runs the photo and its mirror image and fuses the two masks, a steadier cut for about twice the model\'s time; `fast` runs the photo once (docs/quality.md).',
+      'How the model looks at a photo when a request does not say (its `quality` field): `auto` runs the photo once, and its mirror image too only when that first look is doubtful, fusing the two masks as `best` does; `best` always runs the photo and its mirror image and fuses the two masks, a steadier cut for about twice the model\'s time; `fast` runs the photo once (docs/quality.md).',
   }),
   pngCompression: Type.Union([Type.Literal('fast'), Type.Literal('small')], {
     env: 'CUTOUT_PNG_COMPRESSION',

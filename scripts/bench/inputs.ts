@@ -19,7 +19,10 @@ export interface BenchImage {
   jsonBody: Buffer;
   /** The same with `"refine": false`: the model's mask stretched, to price the refine stage. */
   unrefinedJsonBody: Buffer;
-  /** The same with `"quality"` set, one per quality (`views.ts`), whatever the server's default. */
+  /**
+   * The same with `"quality"` set, one per quality (`views.ts`); the server's default quality's
+   * is `jsonBody` itself, no field, as a client that does not choose sends it.
+   */
   qualityJsonBodies: Record<Quality, Buffer>;
 }
 
@@ -33,9 +36,9 @@ function jsonBodyOf(base64: Buffer, fields: Record<string, string | boolean> = {
  * Scales a real photo to about `megapixels` (keeping its aspect ratio, Lanczos) and encodes
  * it as a quality-90 JPEG, like a camera or phone picture of that size.
  *
- * @example const [small] = await makeBenchImages('photo.jpg', [0.7], '/tmp/bench')
+ * @example const [small] = await makeBenchImages('photo.jpg', [0.7], '/tmp/bench', 'auto')
  */
-export async function makeBenchImages(sourcePath: string, sizes: readonly number[], dir: string): Promise<BenchImage[]> {
+export async function makeBenchImages(sourcePath: string, sizes: readonly number[], dir: string, serverDefault?: Quality): Promise<BenchImage[]> {
   const source = sharp(sourcePath).autoOrient();
   const { width: sw, height: sh } = await source.clone().toBuffer({ resolveWithObject: true }).then(({ info }) => info);
   const images: BenchImage[] = [];
@@ -46,7 +49,8 @@ export async function makeBenchImages(sourcePath: string, sizes: readonly number
     const path = join(dir, `photo-${megapixels}mp.jpg`);
     await writeFile(path, bytes);
     const base64 = Buffer.from(bytes.toString('base64'));
-    const qualityJsonBodies = Object.fromEntries(QUALITIES.map((quality) => [quality, jsonBodyOf(base64, { quality })])) as Record<Quality, Buffer>;
+    const jsonBody = jsonBodyOf(base64);
+    const qualityJsonBodies = Object.fromEntries(QUALITIES.map((quality) => [quality, quality === serverDefault ? jsonBody : jsonBodyOf(base64, { quality })])) as Record<Quality, Buffer>;
     images.push({
       label: `${megapixels} MP`,
       megapixels: (width * height) / 1e6,
@@ -55,7 +59,7 @@ export async function makeBenchImages(sourcePath: string, sizes: readonly number
       bytes,
       mime: 'image/jpeg',
       path,
-      jsonBody: jsonBodyOf(base64),
+      jsonBody,
       unrefinedJsonBody: jsonBodyOf(base64, { refine: false }),
       qualityJsonBodies,
     });

@@ -36,7 +36,9 @@ export function renderReport(r: BenchResults): string {
   out.push(`- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB RAM; Node ${m.node}, Linux ${m.kernel}`);
   out.push(`- load average (1/5/15 min): ${m.loadAverage.join(' / ')} at the start, ${r.loadAverageAfter.join(' / ')} at the end`);
   out.push('- "other processes (cores)": CPU the machine spent on processes other than the benchmark, the server and the peer during that phase, in cores on average (the machine has ' + `${m.cores}); figures taken with more than a few tenths are disturbed`);
-  out.push(`- quality: the server's default (CUTOUT_QUALITY) is **${r.qualities.serverDefault}**; measured: ${r.qualities.measured.join(', ')} (the request's \`quality\` field)`);
+  out.push(`- quality: the server's default (CUTOUT_QUALITY) is **${r.qualities.serverDefault}**, asked for without a \`quality\` field; measured: ${r.qualities.measured.join(', ')}`);
+  const autoLooks = r.qualities.autoLooks;
+  if (autoLooks) out.push(`- \`auto\` on this photo: ${Object.entries(autoLooks).map(([label, looks]) => `${looks} look${looks === 1 ? '' : 's'} at ${label}`).join(', ')} (its times are those of one look or of two; over the fixtures' photos it averages about 1.3)`);
   if (r.precision) out.push(`- model (server and bare passes): **${r.precision.chosen}**, CUTOUT_MODEL_PRECISION=${r.precision.setting}: ${r.precision.reason}`);
   out.push(`- ONNX Runtime threads (server and floor): ${r.threads}; versions: ${Object.entries(r.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   out.push('');

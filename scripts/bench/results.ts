@@ -108,8 +108,11 @@ export interface BenchResults {
   machine: MachineInfo;
   loadAverageAfter: number[];
   options: Record<string, unknown>;
-  /** The server's default quality (CUTOUT_QUALITY) and every quality the run measured, the default first. */
-  qualities: { serverDefault: Quality; measured: Quality[] };
+  /**
+   * The server's default quality (CUTOUT_QUALITY) and every quality the run measured, the
+   * default first; when `auto` was measured, its looks on the photo at each size (by label).
+   */
+  qualities: { serverDefault: Quality; measured: Quality[]; autoLooks?: Record<string, 1 | 2> };
   versions: Record<string, string>;
   threads: number;
   model: ModelArithmeticResult;

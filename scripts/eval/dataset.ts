@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import sharp from 'sharp';
+import { UNLABELLED } from './metrics.js';
 
 /** One photo and its ground truth, matched by base name. */
 export interface LabelledPair {
@@ -69,6 +70,25 @@ export async function findLabelledPairs(dir: string): Promise<LabelledFolder> {
   for (const [name, maskPath] of masks) if (!images.has(name)) unpaired.push(`masks/${basename(maskPath)} (no image)`);
   pairs.sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }));
   return { dir, pairs, manifestPath, unpaired };
+}
+
+/** Binary when every mask holds only 0, 128 (unlabelled) and 255; soft mattes otherwise. */
+export function decideKind(masks: GreyImage[]): { kind: 'binary' | 'soft'; reason: string } {
+  let withBand = 0;
+  const levels = new Set<number>();
+  for (const mask of masks) {
+    let band = false;
+    for (const v of mask.data) {
+      levels.add(v);
+      if (v === UNLABELLED) band = true;
+    }
+    if (band) withBand++;
+  }
+  const other = [...levels].filter((v) => v !== 0 && v !== UNLABELLED && v !== 255);
+  if (other.length === 0) {
+    return { kind: 'binary', reason: `all ${masks.length} masks hold only 0/${UNLABELLED}/255; ${withBand} have the ${UNLABELLED} unlabelled band, left out of scoring` };
+  }
+  return { kind: 'soft', reason: `masks hold ${levels.size} grey levels, so they are scored as soft mattes` };
 }
 
 /**

@@ -3,15 +3,17 @@ import type { Quality } from '../../src/pipeline/views.js';
 
 /**
  * The ways the eval can run the pipeline: as the API does with `refine: false` and by
- * default, each with one view (`quality: fast`: `raw`, `refined`) or with the views fused
- * (`quality: best`: `best-raw`, `best`), and (`--roi MARGIN`, binary masks) refined with
- * one view and a `roi` around the true subject.
+ * default, each with one view (`quality: fast`: `raw`, `refined`), with the views fused
+ * (`quality: best`: `best-raw`, `best`) or with the second view only where the first is
+ * doubtful (`quality: auto`: `auto-raw`, `auto`), and (`--roi MARGIN`, binary masks) refined
+ * with one view and a `roi` around the true subject.
  */
-export type ModeName = 'raw' | 'refined' | 'best-raw' | 'best' | 'roi';
+export type ModeName = 'raw' | 'refined' | 'best-raw' | 'best' | 'auto-raw' | 'auto' | 'roi';
 
 /** The `quality` a mode runs with. */
 export function qualityOf(mode: ModeName): Quality {
-  return mode === 'best' || mode === 'best-raw' ? 'best' : 'fast';
+  if (mode === 'best' || mode === 'best-raw') return 'best';
+  return mode === 'auto' || mode === 'auto-raw' ? 'auto' : 'fast';
 }
 
 /**
@@ -25,7 +27,7 @@ export type FringeModeName = 'raw' | 'refined' | 'alphaOnly';
  * `settings` (the defaults unless `--refine-settings` changes some).
  */
 export function refineOption(mode: FringeModeName | ModeName, settings: RefineSettings = DEFAULT_REFINE_SETTINGS): false | RefineSettings {
-  if (mode === 'raw' || mode === 'best-raw') return false;
+  if (mode === 'raw' || mode === 'best-raw' || mode === 'auto-raw') return false;
   return mode === 'alphaOnly' ? { ...settings, colour: false } : settings;
 }
 
@@ -51,16 +53,24 @@ export const MODE_LABEL: Record<FringeModeName | ModeName, string> = {
   refined: 'refined',
   'best-raw': 'views fused, raw',
   best: 'views fused, refined',
+  'auto-raw': 'second view where doubtful, raw',
+  auto: 'second view where doubtful, refined',
   roi: 'refined, roi',
 };
 
+const QUALITY_MODES: Record<Quality, { raw: ModeName; refined: ModeName }> = {
+  fast: { raw: 'raw', refined: 'refined' },
+  best: { raw: 'best-raw', refined: 'best' },
+  auto: { raw: 'auto-raw', refined: 'auto' },
+};
+
 /**
- * `--refine on|off|compare` and `--quality fast|best|compare` as the modes to run, in print
- * order; undefined for a value neither takes.
+ * `--refine on|off|compare` and `--quality fast|best|auto|compare` (compare: all three) as the
+ * modes to run, in print order; undefined for a value neither takes.
  */
 export function modesFor(refine: string | undefined, quality: string | undefined = 'fast'): ModeName[] | undefined {
   const refines = refine === undefined || refine === 'compare' ? [false, true] : refine === 'on' ? [true] : refine === 'off' ? [false] : undefined;
-  const qualities = quality === 'compare' ? ['fast', 'best'] : quality === 'fast' || quality === 'best' ? [quality] : undefined;
+  const qualities: Quality[] | undefined = quality === 'compare' ? ['fast', 'best', 'auto'] : quality === 'fast' || quality === 'best' || quality === 'auto' ? [quality] : undefined;
   if (!refines || !qualities) return undefined;
-  return qualities.flatMap((q) => refines.map((refined): ModeName => (q === 'fast' ? (refined ? 'refined' : 'raw') : refined ? 'best' : 'best-raw')));
+  return qualities.flatMap((q) => refines.map((refined) => QUALITY_MODES[q][refined ? 'refined' : 'raw']));
 }

@@ -17,6 +17,8 @@ export interface ModeResult {
   refineMs: number;
   /** The removal's `X-Uncertainty`. */
   uncertainty: number;
+  /** The model's looks at the photo (`RemovedBackground.looks`); absent in reports made before it. */
+  looks?: number;
   /** metrics.ts, semiTransparentShare. */
   semiTransparent: number;
   binary?: BinaryScores;
@@ -184,7 +186,9 @@ function printViewFigures(folder: FolderResult, rows: ImageResult[], rank: Colum
     const doubtful = [...rows].sort((a, b) => b.modes[mode]!.uncertainty - a.modes[mode]!.uncertainty).slice(0, top);
     const found = doubtful.filter((r) => worst.has(r.name)).length;
     const growth = mode === base ? '' : `, ×${(semi / baseSemi).toFixed(3)} of ${base}'s; grew by half on ${grown.length}${grown.length ? ` (${grown.slice(0, 6).join(', ')}${grown.length > 6 ? ', …' : ''})` : ''}`;
-    console.log(`  ${mode.padEnd(9)}semi ${semi.toFixed(4)}${growth}; ${found} of the ${top} worst among the ${top} most uncertain`);
+    const looks = meanOf(rows, (r) => r.modes[mode]!.looks ?? Number.NaN);
+    const passes = Number.isFinite(looks) ? `; ${looks.toFixed(3)} model passes per photo` : '';
+    console.log(`  ${mode.padEnd(9)}semi ${semi.toFixed(4)}${growth}; ${found} of the ${top} worst among the ${top} most uncertain${passes}`);
   }
 }
 

@@ -10,12 +10,17 @@ export interface QueueCounts {
   readonly passes: number;
 }
 
-/** The two waits of one removal that the histograms take from its stage timings, in ms. */
+/** The two waits of one removal that the histograms take from its stage timings, in ms, and its looks. */
 export interface RemovalTimings {
   queue: number;
   inference: number;
   /** The model that cut (CUTOUT_MODELS' name): the inference histogram's label. */
   model: string;
+  /**
+   * The model's looks at the photo (`RemovedBackground.looks`): 2 counts a second look. Absent
+   * is one look.
+   */
+  looks?: 1 | 2;
 }
 
 // Buckets in seconds around what one model pass takes on a CPU (docs/benchmarks.md): a pass
@@ -28,7 +33,7 @@ const REMOVAL_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 10, 20, 40, 60];
  * Cutout's Prometheus metrics, in a registry of their own (not prom-client's global one):
  * Node's default process metrics, and `cutout_…`: requests by route and outcome code, the
  * queue wait, inference and end-to-end time of removals, the images waiting for the model
- * (the gauge an autoscaler follows) and the model passes. Labels are route templates,
+ * (the gauge an autoscaler follows), the model passes and the second looks. Labels are route templates,
  * registered error codes and the names of the loaded models only: never a token, an account or a URL.
  *
  * Counting costs a request a counter increment and, for a removal, three histogram
@@ -40,6 +45,7 @@ export class CutoutMetrics {
   readonly #queueWait: Histogram;
   readonly #inference: Histogram<'model'>;
   readonly #removal: Histogram;
+  readonly #secondLooks: Counter;
 
   constructor(queue: QueueCounts) {
     const registers = [this.registry];
@@ -62,6 +68,11 @@ export class CutoutMetrics {
       name: 'cutout_removal_duration_seconds',
       help: 'Time from the arrival of a removal request to the end of its answer, for removals answered 200.',
       buckets: REMOVAL_BUCKETS,
+      registers,
+    });
+    this.#secondLooks = new Counter({
+      name: 'cutout_second_looks_total',
+      help: 'Removals answered 200 for which the model took a second look (the mirror image): every one with quality=best, the doubtful ones with quality=auto.',
       registers,
     });
     new Gauge({
@@ -97,8 +108,12 @@ export class CutoutMetrics {
     this.#requests.inc({ method, route, code });
   }
 
-  /** Observes one removal answered 200: its queue wait and model step (ms), and its whole time (s). */
+  /**
+   * Observes one removal answered 200: its queue wait and model step (ms), its whole time (s),
+   * and its second look if it took one.
+   */
   observeRemoval(timings: RemovalTimings, totalSeconds: number): void {
+    if (timings.looks === 2) this.#secondLooks.inc();
     this.#queueWait.observe(timings.queue / 1000);
     this.#inference.observe({ model: timings.model }, timings.inference / 1000);
     this.#removal.observe(totalSeconds);

@@ -8,7 +8,8 @@ import type { FinishSpec } from './finish-protocol.js';
 import type { FinishThread } from './finish-thread.js';
 import type { PhotoInput } from './photo-input.js';
 import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from './refine/refine-cutout.js';
-import { fuseViews, QUALITY_VIEWS, renderView, type Quality } from './views.js';
+import { lookAtPhoto } from './look-at-photo.js';
+import type { Quality } from './views.js';
 
 /** Milliseconds spent in each stage of one image, as `Server-Timing` reports them. */
 export interface StageTimings {
@@ -52,8 +53,13 @@ export interface RemovedBackground {
   input: { width: number; height: number };
   /** The subject's box in the input's (oriented) pixels; absent when the model found none. */
   foreground?: Box;
-  /** How doubtful the cut is, 0 to 1 (`views.ts`, uncertaintyOf). */
+  /** How doubtful the cut is, 0 to 1 (`views.ts`, uncertaintyOf), of the looks that answered. */
   uncertainty: number;
+  /**
+   * The model's looks at the photo: 1 with `fast` and with an `auto` sure of its first look,
+   * 2 with `best` and with an `auto` that took the second (`look-at-photo.ts`).
+   */
+  looks: 1 | 2;
   timings: StageTimings;
 }
 
@@ -63,7 +69,8 @@ export interface RemoveBackgroundOptions {
   maxPixels: number;
   /**
    * `fast`: the model's one view of the photo; `best`: the photo and its mirror, fused
-   * (`views.ts`). Default `fast`; the server passes CUTOUT_QUALITY or the request's own.
+   * (`views.ts`); `auto`: the mirror too only when the first look is doubtful
+   * (`look-at-photo.ts`). Default `fast`; the server passes CUTOUT_QUALITY or the request's own.
    */
   quality?: Quality;
   /** The model's turn: the server's inference queue; default a slot that is always free. */
@@ -103,7 +110,7 @@ export interface RemoveBackgroundOptions {
 export async function removeBackground(bytes: PhotoInput, options: RemoveBackgroundOptions): Promise<RemovedBackground> {
   const { segmenter, finisher, maxPixels } = options;
   const slot = options.slot ?? alwaysFree;
-  const views = QUALITY_VIEWS[options.quality ?? 'fast'];
+  const quality = options.quality ?? 'fast';
   const spec: FinishSpec = { refine: refineSettings(options.refine), pngCompression: options.pngCompression, answer: options.answer ?? DEFAULT_ANSWER };
   const timings: StageTimings = { decode: 0, preprocess: 0, queue: 0, inference: 0, refine: 0, postprocess: 0, compose: 0, encode: 0 };
   const begin = () => finisher.begin(bytes, { maxPixels, spec });
@@ -136,16 +143,14 @@ export async function removeBackground(bytes: PhotoInput, options: RemoveBackgro
     // Copied to the finish thread before the model's step moves the pixels away.
     begun.prepare(modelInput);
     start = performance.now();
-    // Every view is rendered before the model's step moves the picture's pixels away.
-    const pictures = views.map((view) => renderView(modelInput, view));
-    const segmentation = fuseViews(views, await segmenter.segment(pictures, aspect));
+    const segmentation = await lookAtPhoto(segmenter, modelInput, quality, aspect);
     timings.inference = since(start);
     return { segmentation, begun };
   }, options.signal);
   // Whatever failed, the finish thread must not keep this image.
   modelStep.catch(() => finishing?.cancel());
   const { segmentation, begun } = await modelStep;
-  const { mask, uncertainty } = segmentation;
+  const { mask, uncertainty, looks } = segmentation;
 
   const backgroundImage = await options.backgroundImage?.catch((error: unknown) => {
     begun.cancel();
@@ -158,7 +163,7 @@ export async function removeBackground(bytes: PhotoInput, options: RemoveBackgro
   timings.encode = answer.timings.encode;
   timings[spec.refine ? 'refine' : 'postprocess'] = since(start) - answer.timings.encode - answer.timings.compose;
   const { bytes: answerBytes, format, width, height, input, foreground } = answer;
-  return { bytes: answerBytes, format, width, height, input, foreground, uncertainty, timings };
+  return { bytes: answerBytes, format, width, height, input, foreground, uncertainty, looks, timings };
 }
 
 function refineSettings(refine: boolean | RefineSettings | undefined): RefineSettings | undefined {

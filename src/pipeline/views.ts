@@ -3,17 +3,22 @@ import type { RawImage } from '../image/raw-image.js';
 /**
  * How hard the model step looks at a photo: `fast` is one view, the model's single guess;
  * `best` shows the model the photo and its mirror image and fuses the two answers into one
- * mask, which is steadier (docs/quality.md has the figures) for about twice the model's time.
+ * mask, which is steadier (docs/quality.md has the figures) for about twice the model's time;
+ * `auto` looks once, and a second time, as `best` does, only when the first look is doubtful
+ * (`second-look.ts`).
  */
-export type Quality = 'fast' | 'best';
+export type Quality = 'fast' | 'best' | 'auto';
 
-export const QUALITIES: readonly Quality[] = ['fast', 'best'];
+export const QUALITIES: readonly Quality[] = ['fast', 'best', 'auto'];
 
 /** One way of showing the model the picture: as it is, or mirrored left to right. */
 export type View = 'photo' | 'mirror';
 
-/** The views each quality runs, in the order they go to the model. */
-export const QUALITY_VIEWS: Readonly<Record<Quality, readonly View[]>> = Object.freeze({ fast: ['photo'], best: ['photo', 'mirror'] });
+/**
+ * The views each quality may run, in the order they go to the model: `auto` runs its second
+ * only when the first look is doubtful (`look-at-photo.ts`).
+ */
+export const QUALITY_VIEWS: Readonly<Record<Quality, readonly View[]>> = Object.freeze({ fast: ['photo'], best: ['photo', 'mirror'], auto: ['photo', 'mirror'] });
 
 /** The model's answer on one photo, its views fused. */
 export interface Segmentation {

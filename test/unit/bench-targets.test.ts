@@ -54,14 +54,30 @@ function run(figures: { best: number; fast: number; peer: number; bestRps: numbe
 
 const verdict = (results: Omit<BenchResults, 'targets'>, name: string) => judgeTargets(results).find((t) => t.name === name)?.pass;
 
-describe('the bench targets of the two qualities', () => {
-  it('asks 5 × the peer of best and 6 × of fast with the int8 model', () => {
+/** The same run with `auto` measured too, at a size of `megapixels`. */
+function withAuto(results: Omit<BenchResults, 'targets'>, autoMs: number, megapixels: number): Omit<BenchResults, 'targets'> {
+  const [entry] = results.endToEnd;
+  const image = { ...entry.image, label: `${megapixels} MP`, megapixels };
+  return { ...results, endToEnd: [{ ...entry, image, otherQualities: [...entry.otherQualities, answer('auto', autoMs)] }] };
+}
+
+describe('the bench targets of the qualities', () => {
+  it('asks 5 × the peer of best and 9 × of fast with the int8 model', () => {
     // best 5.5 ×, fast 5.5 ×: best passes, fast does not.
     const results = run({ best: 1000, fast: 1000, peer: 5500, bestRps: 2, fastRps: 4 });
     expect(verdict(results, 'faster than the peer at 2.5 MP, best (the default)')).toBe(true);
     expect(verdict(results, 'faster than the peer at 2.5 MP, fast')).toBe(false);
-    expect(verdict(run({ best: 1000, fast: 900, peer: 5500, bestRps: 2, fastRps: 4 }), 'faster than the peer at 2.5 MP, fast')).toBe(true);
+    expect(verdict(run({ best: 1000, fast: 600, peer: 5500, bestRps: 2, fastRps: 4 }), 'faster than the peer at 2.5 MP, fast')).toBe(true);
+    expect(verdict(run({ best: 1000, fast: 620, peer: 5500, bestRps: 2, fastRps: 4 }), 'faster than the peer at 2.5 MP, fast')).toBe(false);
     expect(verdict(run({ best: 1200, fast: 900, peer: 5500, bestRps: 2, fastRps: 4 }), 'faster than the peer at 2.5 MP, best (the default)')).toBe(false);
+  });
+
+  it('asks 7 × the peer of auto at 0.7 MP and 12 × from 2.5 MP', () => {
+    const base = run({ best: 1000, fast: 600, peer: 5500, bestRps: 2, fastRps: 4 });
+    expect(verdict(withAuto(base, 780, 0.7), 'faster than the peer at 0.7 MP, auto')).toBe(true);
+    expect(verdict(withAuto(base, 800, 0.7), 'faster than the peer at 0.7 MP, auto')).toBe(false);
+    expect(verdict(withAuto(base, 455, 2.5), 'faster than the peer at 2.5 MP, auto')).toBe(true);
+    expect(verdict(withAuto(base, 460, 2.5), 'faster than the peer at 2.5 MP, auto')).toBe(false);
   });
 
   it('asks best at 8 clients for 0.45 × the throughput of fast, without failures', () => {

@@ -63,6 +63,7 @@ describe("the eval's model memo", () => {
 describe("the eval's modes", () => {
   it('compares by default and takes on, off or compare', () => {
     expect([modesFor(undefined), modesFor('compare'), modesFor('on'), modesFor('off'), modesFor('yes')]).toEqual([['raw', 'refined'], ['raw', 'refined'], ['refined'], ['raw'], undefined]);
-    expect([modesFor('on', 'compare'), modesFor(undefined, 'best'), modesFor('on', 'most')]).toEqual([['refined', 'best'], ['best-raw', 'best'], undefined]);
+    expect([modesFor('on', 'compare'), modesFor(undefined, 'best'), modesFor('on', 'most')]).toEqual([['refined', 'best', 'auto'], ['best-raw', 'best'], undefined]);
+    expect([modesFor('off', 'auto'), modesFor('compare', 'compare')]).toEqual([['auto-raw'], ['raw', 'refined', 'best-raw', 'best', 'auto-raw', 'auto']]);
   });
 });
