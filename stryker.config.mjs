@@ -14,7 +14,7 @@ const config = {
     'src/fetch/address-policy.ts',
     'src/fetch/fetch-image.ts',
     'src/api/base64-image.ts',
-    'src/options/output-options.ts',
+    'src/options/read-options.ts',
     'src/options/value-kinds.ts',
     'src/dashboard/guards.ts',
     'src/dashboard/session.ts',

@@ -122,7 +122,7 @@ describe('quality and X-Uncertainty', () => {
   it('refuses a quality it does not know, naming the field and the choices', async () => {
     const response = await remove(photo, { quality: 'max' });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ code: 'invalid_request', detail: expect.stringMatching(/^quality must be fast or best/) });
+    expect(response.json()).toMatchObject({ code: 'invalid_request', detail: expect.stringMatching(/^quality must be fast, best or auto/) });
   });
 });
 

@@ -562,7 +562,7 @@ function badOptions(): CorpusCase[] {
   }
   cases.push(
     { name: 'channels alpha with bg_color', endpoint: 'base64', build: async () => json({ image_base64: (await smallJpeg()).toString('base64'), channels: 'alpha', bg_color: 'fff' }), expect: refused(400, 'invalid_request', { detail: /channels=alpha answers the mask alone, which has no background/ }) },
-    { name: 'bg_color and bg_image_url together', endpoint: 'url', build: async (c) => json({ image_url: c.serve(await smallJpeg()), bg_color: 'fff', bg_image_url: c.canaryUrl }), expect: refused(400, 'invalid_request', { detail: /^Send at most one of bg_color, bg_image_url and bg_image_file/ }) },
+    { name: 'bg_color and bg_image_url together', endpoint: 'url', build: async (c) => json({ image_url: c.serve(await smallJpeg()), bg_color: 'fff', bg_image_url: c.canaryUrl }), expect: refused(400, 'invalid_request', { detail: /^Send at most one background, not bg_color and bg_image_url/ }) },
     { name: 'roi wholly outside the photo', endpoint: 'base64', build: async () => json({ image_base64: (await smallJpeg()).toString('base64'), roi: '500 500 600 600' }), expect: refused(400, 'invalid_request', { detail: /roi covers no pixel of the 64×48 photo/ }) },
     { name: 'roi with x2 before x1', endpoint: 'base64', build: async () => json({ image_base64: (await smallJpeg()).toString('base64'), roi: '40 0 10 48' }), expect: refused(400, 'invalid_request', { detail: /^roi "40 0 10 48" is empty/ }) },
     { name: 'bg_image_url that is not http(s)', endpoint: 'base64', build: async () => json({ image_base64: (await smallJpeg()).toString('base64'), bg_image_url: 'file:///etc/passwd' }), expect: refused(400, 'url_not_allowed', { detail: /^bg_image_url must use http: or https:/ }) },

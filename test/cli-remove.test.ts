@@ -155,7 +155,7 @@ describe('cutout remove', () => {
     ]);
     expect([noToken.code, badFormat.code, noOutput.code, nothing.code]).toEqual([2, 2, 2, 2]);
     expect(noToken.stderr).toContain('CUTOUT_TOKEN_ID');
-    expect(badFormat.stderr).toContain('--format takes png, webp, jpg, jpeg, auto, zip, not "gif"');
+    expect(badFormat.stderr).toContain('--format must be auto, png, jpg, jpeg, webp or zip, not "gif".');
     expect(noOutput.stderr).toContain('-o OUTDIR');
     expect(nothing.stderr).toContain('no such file or folder');
     expect(existsSync(join(work, 'x'))).toBe(false);

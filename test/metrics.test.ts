@@ -9,6 +9,7 @@ import { openSqliteStore } from '../src/store/sqlite-store.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { fakeSegmenter, uniformMask } from './helpers/fake-segmenter.js';
 import { makePhoto } from './helpers/images.js';
+import { multipartBody } from '../scripts/lib/multipart-body.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,6 +82,31 @@ describe('GET /metrics', () => {
     expect(text).not.toContain('169.254');
     expect(text).not.toContain('secret-path');
     expect(text).not.toMatch(/test-[a-z0-9]+/); // the user token's name
+  });
+
+  it('times the removals of every wire: the native API, remove.bg\'s and Photoroom\'s routes', async () => {
+    const wires = await startTestApp({}, { model: ModelService.ofSegmenter(fakeSegmenter(20)) });
+    try {
+      const key = (await wires.tokens.createUserToken('wires')).tokenId;
+      const form = multipartBody([{ name: 'image_file', filename: 'a.jpg', contentType: 'image/jpeg', data: jpeg }]);
+      const answers = [
+        await removal(wires, await wires.managedToken()),
+        await wires.app.inject({ method: 'POST', url: '/v1.0/removebg', headers: { 'x-api-key': key }, payload: { image_file_b64: jpeg.toString('base64') } }),
+        await wires.app.inject({ method: 'POST', url: '/v1/segment', headers: { 'x-api-key': key, 'content-type': form.contentType }, payload: form.body }),
+      ];
+      expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200]);
+      for (const answer of answers) expect(answer.headers['x-looks']).toBe('1');
+      const text = (await scrape(wires)).body;
+      for (const route of ['/api/v1/background/remove/base64', '/v1.0/removebg', '/v1/segment']) {
+        expect(sample(text, 'cutout_requests_total', { method: 'POST', route, code: 'ok' }), route).toBe(1);
+      }
+      expect(sample(text, 'cutout_removal_duration_seconds_count')).toBe(3);
+      expect(sample(text, 'cutout_inference_seconds_count')).toBe(3);
+      expect(sample(text, 'cutout_queue_wait_seconds_count')).toBe(3);
+      expect(sample(text, 'cutout_inference_seconds_sum')).toBeGreaterThan(3 * 0.015);
+    } finally {
+      await wires.close();
+    }
   });
 
   it('shows the images waiting for the model and the run in progress as they are', async () => {

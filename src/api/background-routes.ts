@@ -8,7 +8,8 @@ import { ANSWER_HEADERS, problemResponses } from '../http/openapi-schemas.js';
 import { multipartLimits, readFormParts } from '../http/form-parts.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
 import { answerRemoval, NATIVE_ANSWER } from '../http/removal-reply.js';
-import { NO_OPTIONS, readOptions, type OutputOptions } from '../options/output-options.js';
+import { NO_OPTIONS, type OutputOptions } from '../options/output-options.js';
+import { readOptions } from '../options/read-options.js';
 import { usageRecorderPlugin } from '../usage/usage-recorder.js';
 import { decodeBase64Image } from './base64-image.js';
 import { NATIVE_OPTION_COUNT, OPTION_FIELDS, OPTION_FORM_FIELDS, takeOptions } from './option-schemas.js';
@@ -35,7 +36,7 @@ const ANSWER = {
     headers: ANSWER_HEADERS,
     content: { 'application/json': { schema: Cutout }, 'image/png': IMAGE, 'image/webp': IMAGE, 'image/jpeg': IMAGE },
   },
-  ...problemResponses([400, 401, 413, 415, 422, 429, 500, 502, 503, 504]),
+  ...problemResponses([400, 401, 413, 415, 422, 429, 431, 500, 502, 503, 504]),
 };
 
 /**

@@ -1,6 +1,7 @@
 import Type, { type TSchema } from 'typebox';
 import { OPTIONS, optionsOf } from '../options/option-table.js';
-import { readOptions, type OutputOptions } from '../options/output-options.js';
+import type { OutputOptions } from '../options/output-options.js';
+import { readOptions } from '../options/read-options.js';
 
 const NATIVE_OPTIONS = optionsOf('native');
 

@@ -1,10 +1,30 @@
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CutoutApiError, CutoutClient, type OutputOptions } from '@cutout/client';
 import { collectRemovalJobs, type RemovalJob } from './removal-jobs.js';
 import { createRemovalProgress, type JobOutcome, type ProgressStreams } from './removal-progress.js';
+import { OPTIONS, optionsOf } from '../options/option-table.js';
+import type { RequestedFormat } from '../pipeline/answer-spec.js';
 import { UsageError } from './usage-error.js';
+
+/** One line or more per option flag: the flag, then the first sentence of its description. */
+function optionHelp(): string {
+  return optionsOf('native')
+    .map((name) => {
+      const { kind, flag = name.replaceAll('_', '-'), description } = OPTIONS[name];
+      const head = `  --${flag}${kind.flag === 'string' ? ' V' : ''}`.padEnd(25);
+      const sentence = description.split(/(?<=\.)\s/)[0];
+      const words = sentence.split(' ');
+      const lines = [head];
+      for (const word of words) {
+        if (lines[lines.length - 1].length + word.length + 1 > 92) lines.push(' '.repeat(25));
+        lines[lines.length - 1] += lines[lines.length - 1].endsWith(' ') ? word : ` ${word}`;
+      }
+      return lines.join('\n');
+    })
+    .join('\n');
+}
 
 export const REMOVE_USAGE = `Usage: cutout remove <files, folders or URLs…> -o OUTDIR [options]
 
@@ -20,40 +40,19 @@ Run:
   -o, --output OUTDIR    where the results go (created if missing)
   --concurrency N        images in flight at once (default 4)
   --skip-existing        leave out the images whose result is already in OUTDIR
-Result (the API's output options):
-  --format F             png (default), webp or jpg: the encoding and the file's ending;
-                         auto: PNG when the result has transparency, else JPEG (.png or
-                         .jpg as it came); zip: remove.bg's archive, written as it came
-                         (NAME.zip holding color.jpg and alpha.png)
-  --channels rgba|alpha  alpha: the mask alone
-  --bg-color HEX         composite onto a colour (rgb, rrggbb, rrggbbaa)
-  --bg-image-url URL     composite onto an image the server fetches
-  --crop                 crop to the subject
-  --crop-margin M        margin around the crop: pixels (30) or percent (10%)
-  --max-width N, --max-height N   scale down to fit
-  --roi "x1 y1 x2 y2"    region of interest, in pixels or percent
+Result (the API's output options, docs/api.md; the server reads them):
+${optionHelp()}
   --no-refine            the model's mask as it is, without edge refinement
-  --quality best|fast    best: the photo and its mirror, fused; fast: one look
-                         (default: the server's CUTOUT_QUALITY, normally best)
-  --size S               at most preview (0.25 MP), medium (1.5 MP) or hd (4 MP); full: no cap
-  --scale P              the subject at P (10%-100%) of the canvas, centred unless --position
-  --position P           center, "x%" or "x% y%": where the subject stands on the canvas
-  --shadow               a shadow under the subject, cast from its alpha
-  --shadow-type T        drop (default), 3D or car
-  --shadow-opacity N     the shadow's darkness, 0-100 (default 50)
-  --model NAME           which of the server's models cuts (its CUTOUT_MODELS; default the first)
+  --format also names the file: .png, .webp or .jpg; auto writes .png or .jpg as it
+  came, zip writes remove.bg's archive (NAME.zip holding color.jpg and alpha.png).
 
 On a terminal it shows a progress bar; otherwise one line per image. Exit status 0 when
 every image was written or skipped, 1 when any failed, 2 for a usage error.`;
 
-const FORMATS = ['png', 'webp', 'jpg', 'jpeg', 'auto', 'zip'] as const;
-const CHANNELS = ['rgba', 'alpha'] as const;
-const QUALITIES = ['best', 'fast'] as const;
 /** The endings a result may take for each format, the expected one first: `auto` lets the answer choose. */
-const EXTENSIONS: Record<(typeof FORMATS)[number], readonly [string, ...string[]]> = {
+const EXTENSIONS: Record<RequestedFormat, readonly [string, ...string[]]> = {
   png: ['.png'],
   webp: ['.webp'],
-  jpg: ['.jpg'],
   jpeg: ['.jpg'],
   auto: ['.png', '.jpg'],
   zip: ['.zip'],
@@ -61,33 +60,21 @@ const EXTENSIONS: Record<(typeof FORMATS)[number], readonly [string, ...string[]
 /** The ending of an answer of each Content-Type. */
 const EXTENSION_OF_TYPE: Readonly<Record<string, string>> = { 'image/png': '.png', 'image/webp': '.webp', 'image/jpeg': '.jpg', 'application/zip': '.zip' };
 
-const FLAGS = {
+/** The run's own flags. */
+const RUN_FLAGS = {
   output: { type: 'string', short: 'o' },
   url: { type: 'string' },
   'token-id': { type: 'string' },
   concurrency: { type: 'string' },
   'skip-existing': { type: 'boolean' },
-  format: { type: 'string' },
-  channels: { type: 'string' },
-  'bg-color': { type: 'string' },
-  'bg-image-url': { type: 'string' },
-  crop: { type: 'boolean' },
-  'crop-margin': { type: 'string' },
-  'max-width': { type: 'string' },
-  'max-height': { type: 'string' },
-  roi: { type: 'string' },
-  refine: { type: 'boolean' },
   'no-refine': { type: 'boolean' },
-  quality: { type: 'string' },
-  size: { type: 'string' },
-  scale: { type: 'string' },
-  position: { type: 'string' },
-  shadow: { type: 'boolean' },
-  'shadow-type': { type: 'string' },
-  'shadow-opacity': { type: 'string' },
-  model: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+/** The native options of the option table, each as its flag (its name in kebab-case, or the table's `flag`). */
+const OPTION_FLAGS = optionsOf('native').map((name) => ({ name, flag: OPTIONS[name].flag ?? name.replaceAll('_', '-'), type: OPTIONS[name].kind.flag }));
+
+const FLAGS: ParseArgsConfig['options'] = { ...RUN_FLAGS, ...Object.fromEntries(OPTION_FLAGS.map(({ flag, type }) => [flag, { type }])) };
 
 /** What the command line asked for, checked. */
 interface RemoveRun {
@@ -198,52 +185,41 @@ function parseRemoveArgs(args: string[], env: NodeJS.ProcessEnv): RemoveRun | un
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  const { values, positionals } = parsed;
+  const { positionals } = parsed;
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const text = (flag: string) => (typeof values[flag] === 'string' ? (values[flag] as string) : undefined);
   if (values.help) return undefined;
   if (positionals.length === 0) throw new UsageError('remove needs at least one file, folder or URL');
-  if (!values.output) throw new UsageError('remove needs an output folder: -o OUTDIR');
-  const tokenId = values['token-id'] ?? env.CUTOUT_TOKEN_ID;
+  const outputDir = text('output');
+  if (!outputDir) throw new UsageError('remove needs an output folder: -o OUTDIR');
+  const tokenId = text('token-id') ?? env.CUTOUT_TOKEN_ID;
   if (!tokenId) throw new UsageError('remove needs a Token ID: set CUTOUT_TOKEN_ID (or pass --token-id); `cutout tokens create` makes one');
-  const format = oneOf('--format', values.format, FORMATS);
   if (values.refine && values['no-refine']) throw new UsageError('--refine and --no-refine contradict each other');
-  const options: OutputOptions = {
-    format,
-    channels: oneOf('--channels', values.channels, CHANNELS),
-    bg_color: values['bg-color'],
-    bg_image_url: values['bg-image-url'],
-    crop: values.crop,
-    crop_margin: values['crop-margin'],
-    max_width: positiveInteger('--max-width', values['max-width']),
-    max_height: positiveInteger('--max-height', values['max-height']),
-    roi: values.roi,
-    refine: values['no-refine'] ? false : values.refine,
-    quality: oneOf('--quality', values.quality, QUALITIES),
-    // Checked by the server, which names a bad value in its 400.
-    size: values.size as OutputOptions['size'],
-    scale: values.scale,
-    position: values.position,
-    add_shadow: values.shadow,
-    shadow_type: values['shadow-type'] as OutputOptions['shadow_type'],
-    shadow_opacity: values['shadow-opacity'] === undefined ? undefined : Number(values['shadow-opacity']),
-    model: values.model,
-  };
+  // Each value is checked here by the server's own reader, and sent as it was written.
+  const options: Record<string, string | boolean> = {};
+  for (const { name, flag } of OPTION_FLAGS) {
+    const value = values[flag];
+    if (typeof value !== 'string' && typeof value !== 'boolean') continue;
+    try {
+      OPTIONS[name].kind.read(`--${flag}`, value);
+    } catch (error) {
+      throw new UsageError(error instanceof Error ? error.message : String(error));
+    }
+    options[name] = value;
+  }
+  if (values['no-refine']) options.refine = false;
+  const format = typeof options.format === 'string' ? OPTIONS.format.kind.read('--format', options.format) : undefined;
   return {
     inputs: positionals,
-    outputDir: values.output,
-    baseUrl: values.url ?? env.CUTOUT_URL ?? 'http://127.0.0.1:8080',
+    outputDir,
+    baseUrl: text('url') ?? env.CUTOUT_URL ?? 'http://127.0.0.1:8080',
     tokenId,
-    concurrency: positiveInteger('--concurrency', values.concurrency) ?? 4,
-    skipExisting: values['skip-existing'] ?? false,
-    options,
+    concurrency: positiveInteger('--concurrency', text('concurrency')) ?? 4,
+    skipExisting: values['skip-existing'] === true,
+    // The flags' values passed the table's readers, which are what the server reads them with.
+    options: options as OutputOptions,
     extensions: EXTENSIONS[format ?? 'png'],
   };
-}
-
-function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T | undefined {
-  if (value === undefined) return undefined;
-  const lower = value.toLowerCase();
-  if (!(allowed as readonly string[]).includes(lower)) throw new UsageError(`${flag} takes ${allowed.join(', ')}, not ${JSON.stringify(value)}`);
-  return lower as T;
 }
 
 function positiveInteger(flag: string, value: string | undefined): number | undefined {

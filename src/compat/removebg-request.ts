@@ -1,7 +1,8 @@
 import type { RemovalRequest } from '../removal/removal-service.js';
 import { OptionValueError } from '../options/option-value-error.js';
 import { optionsOf } from '../options/option-table.js';
-import { isSet, readOptions, type OutputOptions } from '../options/output-options.js';
+import type { OutputOptions } from '../options/output-options.js';
+import { isSet, readOptions } from '../options/read-options.js';
 
 /** Where the photo comes from: exactly one of remove.bg's three sources. */
 export type PhotoSource = { kind: 'file'; bytes: Uint8Array } | { kind: 'base64'; text: string } | { kind: 'url'; url: string };

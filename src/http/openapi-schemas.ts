@@ -65,8 +65,9 @@ export const ANSWER_HEADERS = {
     minimum: 0,
     maximum: 1,
     description:
-      "How doubtful the cut is, 0 to 1. With quality=best: how much the model's views disagree, summed over the picture and divided by the subject's area; with quality=fast: the model's own hesitation (1 − |2p − 1| per pixel) over the subject's area. Send the highest to a person (docs/api.md, \"Quality: one look or two\").",
+      "How doubtful the cut is, 0 to 1, from the looks that answered (X-Looks). After two looks (quality=best, or auto when the first was doubtful): how much the model's views disagree, summed over the picture and divided by the subject's area; after one: the model's own hesitation (1 − |2p − 1| per pixel) over the subject's area. Send the highest to a person (docs/api.md, \"Quality: one look or two\").",
   },
+  'x-looks': { type: 'integer', minimum: 1, maximum: 2, description: 'How many times the model looked: 1 (quality=fast, or auto sure of its first look) or 2 (best, or auto after a doubtful first look).' },
   ...REQUEST_ID_HEADER,
   ...RATE_LIMIT_HEADERS,
 } as const;

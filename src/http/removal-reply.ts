@@ -21,7 +21,7 @@ export const NATIVE_ANSWER: AnswerWire = { negotiation: 'json-unless-image' };
  * endpoints, remove.bg's and Photoroom's routes, try-it): it negotiates JSON or bytes and the
  * format from Accept and the options, runs the removal, records what the metrics and the
  * usage read (`request.removalTimings`, `request.inputMegapixels`), sets the answer headers
- * (`X-Width`, `X-Height`, `X-Uncertainty`, `X-Model`, `X-Foreground-*`, `Server-Timing`) and
+ * (`X-Width`, `X-Height`, `X-Uncertainty`, `X-Looks`, `X-Model`, `X-Foreground-*`, `Server-Timing`) and
  * sends the body in the wire's shape.
  *
  * @example return answerRemoval(app, request, reply, { photo, signal, removal: { options } }, NATIVE_ANSWER)
@@ -36,9 +36,9 @@ export async function answerRemoval(
   const { raw, format } = chooseAnswer(request.headers.accept, work.removal.options?.format, wire.negotiation);
   const result = await app.removals.remove(work.photo, work.signal, { ...work.removal, format });
   request.inputMegapixels = (result.input.width * result.input.height) / 1e6;
-  request.removalTimings = { ...result.timings, model: result.model };
+  request.removalTimings = { ...result.timings, model: result.model, looks: result.looks };
   reply.header('server-timing', Object.entries(result.timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', '));
-  reply.headers({ 'x-width': result.width, 'x-height': result.height, 'x-uncertainty': result.uncertainty.toFixed(3), 'x-model': result.model });
+  reply.headers({ 'x-width': result.width, 'x-height': result.height, 'x-uncertainty': result.uncertainty.toFixed(3), 'x-looks': result.looks, 'x-model': result.model });
   if (result.foreground) {
     const { top, left, width, height } = result.foreground;
     reply.headers({ 'x-foreground-top': top, 'x-foreground-left': left, 'x-foreground-width': width, 'x-foreground-height': height });

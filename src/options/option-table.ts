@@ -1,6 +1,7 @@
 import { MODEL_NAME } from '../model/model-presets.js';
 import type { RequestedFormat } from '../pipeline/answer-spec.js';
 import type { Quality } from '../pipeline/views.js';
+import type { OutputOptions } from './output-options.js';
 import { boolean, choice, colour, percent, place, region, share, sideLengths, wholeNumber, word, type ValueKind } from './value-kinds.js';
 
 /**
@@ -20,6 +21,10 @@ export interface WireUse {
 /** One option, declared once: every reader, schema, flag, type and table comes from here. */
 export interface OptionDeclaration<T> {
   kind: ValueKind<T>;
+  /** Where its value goes in the removal's options; absent: it has no effect of its own (or one of the rules between options gives it one, `output-options.ts`). */
+  apply?: (value: T, into: OutputOptions) => void;
+  /** What the answer is laid over: at most one such option a request (with remove.bg's `bg_image_file`), and none with `channels=alpha`. */
+  background?: true;
   /** What it does, for the OpenAPI document and the SDK's doc comment. */
   description: string;
   wires: Partial<Record<Wire, WireUse>>;
@@ -47,7 +52,7 @@ const SIZES: Record<string, number | undefined> = {
   '50MP': undefined,
 };
 const FORMATS: Record<string, RequestedFormat> = { auto: 'auto', png: 'png', jpg: 'jpeg', jpeg: 'jpeg', webp: 'webp', zip: 'zip' };
-const QUALITIES: Record<Quality, Quality> = { fast: 'fast', best: 'best' };
+const QUALITIES: Record<Quality, Quality> = { fast: 'fast', best: 'best', auto: 'auto' };
 /** remove.bg's largest crop margin, which both wires keep. */
 const MAX_MARGIN_PX = 500;
 const MAX_MARGIN_PERCENT = 50;
@@ -65,6 +70,7 @@ const MAX_SIDE = 65_535;
 export const OPTIONS = {
   format: declare({
     kind: choice(FORMATS, 'invalid_format'),
+    apply: (format, into) => { into.format = format; },
     description:
       "The result's encoding: png, webp, or jpg/jpeg (flattened onto bg_color, white when none is given); auto: PNG when the result has transparency, else JPEG; zip: an archive of color.jpg and alpha.png (remove.bg's). Native default: the type the Accept header prefers, else png; wins over Accept.",
     wires: { native: {}, removebg: { default: 'auto' }, photoroom: { default: 'png', only: ['png', 'jpg', 'jpeg', 'webp'] } },
@@ -72,59 +78,78 @@ export const OPTIONS = {
   }),
   channels: declare({
     kind: choice({ rgba: 'rgba', alpha: 'alpha' } as const, 'invalid_channels'),
+    apply: (channels, into) => { into.channels = channels; },
     description: 'rgba (default): the cut-out. alpha: the mask alone, an 8-bit greyscale image (white = subject), exactly the alpha of the rgba answer.',
     wires: EVERY_WIRE,
   }),
   bg_color: declare({
     kind: colour(),
+    apply: (colour, into) => { into.background = { colour }; },
+    background: true,
     description: "Composite the cut-out onto this colour: hex rgb, rgba, rrggbb or rrggbbaa (# optional), or a CSS colour name. Soft edges blend with the subject's cleaned colours.",
     wires: EVERY_WIRE,
     example: '#ffffff',
   }),
   bg_image_url: declare({
     kind: word(/^[\s\S]+$/, 8192, 'an http(s) URL of at most 8192 characters', 'failed_bg_download'),
+    apply: (url, into) => {
+      into.bgImageUrl = url;
+      into.background = { image: true };
+    },
+    background: true,
     description: 'Composite the cut-out onto this image (http(s) URL, fetched with the same guards and limits as image_url), scaled to cover the result.',
     wires: NATIVE_AND_REMOVEBG,
   }),
   crop: declare({
     kind: boolean(),
+    apply: (crop, into) => { into.crop = crop; },
     description: "Crop the result to the subject's box (default false). A photo with no subject is then 422 no_foreground.",
     wires: EVERY_WIRE,
   }),
   crop_margin: declare({
     kind: sideLengths(MAX_MARGIN_PX, MAX_MARGIN_PERCENT, 'invalid_crop_margin', 'of the subject'),
+    apply: (margin, into) => { into.cropMargin = margin; },
     description: `Margin around the cropped subject (default 0): one, two or four lengths (all sides; top/bottom and left/right; top, right, bottom, left), each whole pixels up to ${MAX_MARGIN_PX} or a percent of the subject's box up to ${MAX_MARGIN_PERCENT}%.`,
     wires: NATIVE_AND_REMOVEBG,
     example: '10%',
   }),
   max_width: declare({
     kind: wholeNumber(1, MAX_SIDE, 'pixels'),
+    apply: (width, into) => { into.maxWidth = width; },
     description: 'Scale the result down (never up) to fit inside this width, after cropping; the aspect ratio is kept.',
     wires: NATIVE,
   }),
   max_height: declare({
     kind: wholeNumber(1, MAX_SIDE, 'pixels'),
+    apply: (height, into) => { into.maxHeight = height; },
     description: 'Scale the result down (never up) to fit inside this height, after cropping.',
     wires: NATIVE,
   }),
   roi: declare({
     kind: region(),
+    apply: (roi, into) => { into.roi = roi; },
     description: 'Region of interest, "x1 y1 x2 y2" in pixels or percent of the photo: only what lies inside can be foreground, and the model sees this region (default: the whole photo).',
     wires: NATIVE_AND_REMOVEBG,
     example: '10% 5% 90% 100%',
   }),
   refine: declare({
     kind: boolean(),
+    apply: (refine, into) => { into.refine = refine; },
     description: "Refine the edges and their colours (default: the server's CUTOUT_REFINE, normally true); false returns the model's mask stretched as it is.",
     wires: NATIVE,
   }),
   quality: declare({
     kind: choice(QUALITIES),
-    description: "best: the model looks at the photo and at its mirror image, and the two masks are fused (about twice the model's time); fast: one look (default: the server's CUTOUT_QUALITY).",
+    apply: (quality, into) => { into.quality = quality; },
+    description:
+      "fast: one look, the model's single guess; best: the model looks at the photo and at its mirror image, and the two masks are fused (about twice the model's time); auto: the mirror look only where the first is doubtful (default: the server's CUTOUT_QUALITY, normally auto). X-Looks says how many looks were taken.",
     wires: NATIVE,
   }),
   size: declare({
     kind: choice(SIZES, 'invalid_size'),
+    apply: (maxPixels, into) => {
+      if (maxPixels !== undefined) into.maxPixels = maxPixels;
+    },
     description: "At most this many pixels, scaled down after cropping: preview, small, regular (0.25 megapixels), medium (1.5), hd (4); full, 4k, auto, 50MP: the photo's own size. Native default: no cap; remove.bg's: preview.",
     wires: { native: {}, removebg: { default: 'preview' }, photoroom: { default: 'full', only: ['preview', 'medium', 'hd', 'full'] } },
     example: 'full',
@@ -159,6 +184,7 @@ export const OPTIONS = {
   }),
   model: declare({
     kind: word(MODEL_NAME, 64, "the name of one of the server's models (lower-case letters, digits, '.', '_', '-')", 'invalid_request'),
+    apply: (model, into) => { into.model = model; },
     description: "Which of the server's loaded models cuts (a name from its CUTOUT_MODELS; default the first). One the server has not loaded is 400 unknown_model.",
     wires: NATIVE,
     example: 'isnet',

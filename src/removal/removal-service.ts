@@ -9,7 +9,8 @@ import type { RequestedFormat } from '../pipeline/answer-spec.js';
 import type { FinishThread } from '../pipeline/finish-thread.js';
 import { HeicThread } from '../pipeline/heic-thread.js';
 import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
-import { answerSpec, NO_OPTIONS, type OutputOptions } from '../options/output-options.js';
+import { NO_OPTIONS, type OutputOptions } from '../options/output-options.js';
+import { answerSpec } from '../options/read-options.js';
 
 /** What a request chose about its removal; the server's configuration decides the rest. */
 export interface RemovalRequest {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CutoutError } from '../../src/errors.js';
-import { answerSpec, readOptions } from '../../src/options/output-options.js';
+import { answerSpec, readOptions } from '../../src/options/read-options.js';
 
 // The native wire reads JSON values and form text with the same readers.
 const readNative = (fields: Record<string, unknown>) => readOptions(fields, 'native');
@@ -57,14 +57,14 @@ describe('readOptions on the native wire', () => {
   it('refuses a background with the mask alone, and two backgrounds at once', () => {
     expect(refusal({ channels: 'alpha', bg_color: 'fff' }).message).toMatch(/^channels=alpha answers the mask alone.*leave out bg_color/);
     expect(refusal({ channels: 'alpha', bg_image_url: 'https://example.com/a.png' }).message).toMatch(/^channels=alpha .*leave out bg_image_url/);
-    expect(refusal({ bg_color: 'fff', bg_image_url: 'https://example.com/a.png' }).message).toBe('Send at most one of bg_color, bg_image_url and bg_image_file, not bg_image_url and bg_color.');
+    expect(refusal({ bg_color: 'fff', bg_image_url: 'https://example.com/a.png' }).message).toBe('Send at most one background, not bg_color and bg_image_url.');
     expect(readNative({ channels: 'alpha', crop: true })).toMatchObject({ channels: 'alpha', crop: true });
   });
 
   it('reads bg_color as every wire does: hex of 3, 4, 6 or 8 digits, or a CSS colour name', () => {
-    expect(readNative({ bg_color: ' #102030 ' }).bgColor).toEqual([16, 32, 48, 255]);
-    expect(readNative({ bg_color: 'red' }).bgColor).toEqual([255, 0, 0, 255]);
-    expect(readNative({ bg_color: 'f00c' }).bgColor).toEqual([255, 0, 0, 204]);
+    expect(readNative({ bg_color: ' #102030 ' }).background).toEqual({ colour: [16, 32, 48, 255] });
+    expect(readNative({ bg_color: 'red' }).background).toEqual({ colour: [255, 0, 0, 255] });
+    expect(readNative({ bg_color: 'f00c' }).background).toEqual({ colour: [255, 0, 0, 204] });
     expect(refusal({ bg_color: 'ff' }).message).toBe('bg_color must be a hex colour (rgb, rgba, rrggbb or rrggbbaa, # optional) or a CSS colour name, not "ff".');
   });
 
@@ -124,13 +124,13 @@ describe('readOptions on the native wire', () => {
     });
   });
 
-  it('takes quality fast or best, and nothing else', () => {
+  it('takes quality fast, best or auto, and nothing else', () => {
     expect(readNative({ quality: 'fast' }).quality).toBe('fast');
     expect(readNative({ quality: 'best' }).quality).toBe('best');
     expect(readNative({ quality: '' })).not.toHaveProperty('quality');
     expect(readNative({ quality: 'BEST' }).quality).toBe('best');
-    expect(refusal({ quality: 'good' }).message).toBe('quality must be fast or best, not "good".');
-    for (const quality of ['toString', 1]) expect(refusal({ quality }).message).toMatch(/^quality must be fast or best, not /);
+    expect(refusal({ quality: 'good' }).message).toBe('quality must be fast, best or auto, not "good".');
+    for (const quality of ['toString', 1]) expect(refusal({ quality }).message).toMatch(/^quality must be fast, best or auto, not /);
     expect(refusal({ quality: true }).message).toBe('quality must be a string, not true.');
   });
 

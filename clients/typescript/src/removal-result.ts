@@ -22,6 +22,8 @@ export interface RemovalResult {
   foreground: ForegroundBox | null;
   /** How doubtful the cut is, 0 to 1 (`X-Uncertainty`; the server's docs/api.md defines it), or null from a server that does not send it. */
   uncertainty: number | null;
+  /** How many times the model looked (`X-Looks`): 1, or 2 when it took the mirror look too; null from a server that does not send it. */
+  looks: 1 | 2 | null;
   /** The server's id of the request that answered (`x-request-id`). */
   requestId: string;
 }
@@ -29,7 +31,7 @@ export interface RemovalResult {
 /**
  * Reads a 200 answer of a removal: raw image bytes (or the zip archive of `color.jpg` and
  * `alpha.png` that `format: 'zip'` asks for) and the `X-Width`, `X-Height`,
- * `X-Foreground-*` and `X-Uncertainty` headers. Anything else (a JSON Base64 answer from a server too old to
+ * `X-Foreground-*`, `X-Uncertainty` and `X-Looks` headers. Anything else (a JSON Base64 answer from a server too old to
  * send raw bytes) is `unexpected_response`, not a guess.
  */
 export function readRemovalResult(answer: HttpAnswer): RemovalResult {
@@ -47,7 +49,9 @@ export function readRemovalResult(answer: HttpAnswer): RemovalResult {
   const foreground = top !== undefined && left !== undefined && boxWidth !== undefined && boxHeight !== undefined ? { top, left, width: boxWidth, height: boxHeight } : null;
   const doubt = Number(answer.headers.get('x-uncertainty') ?? Number.NaN);
   const uncertainty = Number.isFinite(doubt) && doubt >= 0 && doubt <= 1 ? doubt : null;
-  return { bytes: answer.body, contentType, width, height, foreground, uncertainty, requestId };
+  const looksHeader = integerHeader(answer.headers, 'x-looks');
+  const looks = looksHeader === 1 || looksHeader === 2 ? looksHeader : null;
+  return { bytes: answer.body, contentType, width, height, foreground, uncertainty, looks, requestId };
 }
 
 function integerHeader(headers: Headers, name: string): number | undefined {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { CutoutError } from '../../errors.js';
 import { answerRemoval, type AnswerWire } from '../../http/removal-reply.js';
-import { readOptions } from '../../options/output-options.js';
+import { readOptions } from '../../options/read-options.js';
 import { requireCsrfHeader, requireSessionForApi, requireSignedIn, sendPage } from '../guards.js';
 import { csrfToken } from '../session.js';
 import { tryItPage } from '../views/try-it-page.js';

@@ -26,6 +26,7 @@ const SUBJECT_BOX_FORM = html`<form id="try-roi" class="roi">
 
 /** The quality choices, the server's default (CUTOUT_QUALITY) selected when the page is made. */
 const QUALITY_CHOICES: [Quality, string][] = [
+  ['auto', 'Auto: a second look when in doubt'],
   ['best', 'Best: two looks, fused'],
   ['fast', 'Fast: one look'],
 ];

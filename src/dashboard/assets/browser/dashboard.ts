@@ -215,7 +215,8 @@ function tryIt(form: HTMLFormElement): void {
       status.textContent = box ? 'Cut inside the box in ' + seconds : 'Done in ' + seconds;
       // Beside the result, not in the status line, so that the photo above does not move.
       const doubt = Number(response.headers.get('x-uncertainty'));
-      uncertainty.textContent = Number.isFinite(doubt) ? 'uncertainty ' + doubt.toFixed(2) : '';
+      const looks = response.headers.get('x-looks');
+      uncertainty.textContent = (Number.isFinite(doubt) ? 'uncertainty ' + doubt.toFixed(2) : '') + (looks === '2' ? ', two looks' : looks === '1' ? ', one look' : '');
       uncertainty.title = doubt >= 0.15 ? 'The model is unsure of this cut: look at it, or draw a box around the subject.' : '';
     } catch (e) {
       // A newer request replaced this one: it reports for both.

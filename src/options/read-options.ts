@@ -1,0 +1,72 @@
+import type { AnswerSpec, RequestedFormat } from '../pipeline/answer-spec.js';
+import { OptionValueError } from './option-value-error.js';
+import { OPTIONS, optionsOf, wireUse, type OptionName, type OptionValue, type Wire } from './option-table.js';
+import { NO_OPTIONS, type OutputOptions } from './output-options.js';
+
+/** Unset, as clients mean it: absent, JSON null, or an empty (or blank) string. */
+export const isSet = (value: unknown): boolean => value !== undefined && value !== null && !(typeof value === 'string' && value.trim() === '');
+
+/** Besides the fields: whether the request brought a background image as a file (remove.bg's `bg_image_file`). */
+export interface ReadContext {
+  backgroundFile?: boolean;
+}
+
+/**
+ * Reads the options `wire` takes from a request's fields (JSON values or form text alike),
+ * each with its kind's one reader, and puts each where its declaration says
+ * (`option-table.ts`); then the rules between them: one background at most, none with
+ * `channels=alpha`, a `scale` without a `position` centred, a shadow only with `add_shadow`. A field the wire does not take is ignored; a bad value
+ * throws an OptionValueError naming the field and what it takes.
+ *
+ * @example readOptions({ format: 'jpg', bg_color: 'red', crop: '1' }, 'native')
+ */
+export function readOptions(fields: Readonly<Record<string, unknown>>, wire: Wire, context: ReadContext = {}): OutputOptions {
+  const values: { [N in OptionName]?: OptionValue<N> } = {};
+  for (const name of optionsOf(wire)) {
+    const use = wireUse(name, wire)!;
+    const sent = isSet(fields[name]) ? fields[name] : use.default;
+    if (sent === undefined) continue;
+    if (use.only && !use.only.includes(String(sent).trim().toLowerCase())) {
+      throw new OptionValueError(OPTIONS[name].kind.problem, `${name} must be ${use.only.join(', ')} here, not ${JSON.stringify(sent).slice(0, 60)}.`);
+    }
+    (values as Record<string, unknown>)[name] = OPTIONS[name].kind.read(name, sent);
+  }
+  const set = (name: OptionName) => Object.hasOwn(values, name);
+
+  const backgrounds = [...(context.backgroundFile ? ['bg_image_file'] : []), ...optionsOf(wire).filter((name) => set(name) && 'background' in OPTIONS[name])];
+  if (backgrounds.length > 1) throw new OptionValueError('multiple_bg_sources', `Send at most one background, not ${backgrounds.join(' and ')}.`);
+  if (values.channels === 'alpha' && backgrounds.length > 0) {
+    throw new OptionValueError('invalid_channels', `channels=alpha answers the mask alone, which has no background: leave out ${backgrounds[0]}, or ask for rgba.`);
+  }
+
+  const options: OutputOptions = { ...NO_OPTIONS };
+  for (const name of optionsOf(wire)) {
+    const apply = OPTIONS[name].apply as ((value: unknown, into: OutputOptions) => void) | undefined;
+    if (set(name)) apply?.(values[name], options);
+  }
+  // The rules between options. As on remove.bg, a scale without a position centres the subject.
+  const scale = values.scale;
+  const position = set('position') ? values.position : scale !== undefined ? { x: 0.5, y: 0.5 } : undefined;
+  if (scale !== undefined || position) options.placement = { scale, position };
+  if (values.add_shadow) options.shadow = { kind: values.shadow_type ?? 'drop', opacity: values.shadow_opacity ?? 0.5 };
+  return options;
+}
+
+/**
+ * The answer the finishing steps make for these options, in `format` (the options' own, or
+ * the one the Accept header chose).
+ */
+export function answerSpec(options: OutputOptions, format: RequestedFormat): AnswerSpec {
+  const margin = options.cropMargin ?? { value: 0, unit: 'px' as const };
+  return {
+    format,
+    channels: options.channels,
+    background: options.background,
+    crop: options.crop ? { margin } : undefined,
+    maxWidth: options.maxWidth,
+    maxHeight: options.maxHeight,
+    ...(options.maxPixels !== undefined && { maxPixels: options.maxPixels }),
+    ...(options.placement && { placement: options.placement }),
+    ...(options.shadow && { shadow: options.shadow }),
+  };
+}
