@@ -10,6 +10,13 @@ export default defineConfig({
   ...base,
   test: {
     ...base.test,
-    include: ['test/token-flow.test.ts', 'test/fetch-image.test.ts', 'test/docs.test.ts', 'test/unit/*-mutants.test.ts'],
+    include: [
+      'test/token-flow.test.ts',
+      'test/fetch-image.test.ts',
+      'test/docs.test.ts',
+      ...['address-policy', 'address-policy-ranges', 'base64-image', 'dashboard-guards', 'problem-rendering', 'fetch-image-limits', 'value-kinds', 'read-options', 'rate-limit-keys', 'token-service'].map(
+        (name) => `test/unit/${name}.test.ts`,
+      ),
+    ],
   },
 });
