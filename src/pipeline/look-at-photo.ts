@@ -33,7 +33,8 @@ export async function lookAtPhoto(
   }
   // The first look moves the pixels to the model's thread; a copy (cheaper than rendering the
   // mirror that most photos never need) is kept for the second.
-  const kept: RawImage = { ...picture, data: picture.data.slice() };
+  // new Uint8Array copies; a Buffer's slice() would be a view of the pixels that are moved.
+  const kept: RawImage = { ...picture, data: new Uint8Array(picture.data) };
   const [first] = await segmenter.segment([picture], aspect);
   if (!secondLook(first)) return { ...fuseViews(['photo'], [first]), looks: 1 };
   const [second] = await segmenter.segment([mirrorImage(kept)], aspect);
