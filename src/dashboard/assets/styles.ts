@@ -108,6 +108,11 @@ details summary { cursor: pointer; color: var(--muted); margin-top: 0.75rem; }
 .options label.check { flex-direction: row; align-items: center; }
 .options input[type=number] { width: 8rem; }
 .options .hint { flex-basis: 100%; margin: 0; }
+.more-options { flex-basis: 100%; }
+.more-options summary { cursor: pointer; font-size: 0.95rem; }
+.more-options[open] { display: flex; flex-wrap: wrap; gap: 0.75rem 1.25rem; align-items: end; }
+.more-options[open] summary { flex-basis: 100%; }
+.more-options input[type=text] { width: 10rem; }
 .compare { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; margin-top: 1.25rem; }
 .compare figure { margin: 0; }
 .compare figcaption { font-weight: 600; margin-bottom: 0.4rem; display: flex; justify-content: space-between; align-items: center; gap: 0.5rem; min-height: 2.1rem; }

@@ -151,6 +151,11 @@ function tryIt(form: HTMLFormElement): void {
     if (position) query.set('position', position);
     if (byId('try-shadow', HTMLInputElement).checked) query.set('add_shadow', 'true');
     if (box) query.set('roi', [box.x1, box.y1, box.x2, box.y2].join(' '));
+    // "More options": one control per option of the API's table without its own; empty is the default.
+    for (const control of document.querySelectorAll<HTMLInputElement | HTMLSelectElement>('[data-option]')) {
+      const value = control.value.trim();
+      if (value && control.dataset.option) query.set(control.dataset.option, value);
+    }
     // Offered only when the server has more than one model.
     if (document.getElementById('try-model')) query.set('model', byId('try-model', HTMLSelectElement).value);
     return query.toString();
