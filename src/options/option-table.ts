@@ -100,6 +100,15 @@ export const OPTIONS = {
     description: 'Composite the cut-out onto this image (http(s) URL, fetched with the same guards and limits as image_url), scaled to cover the result.',
     wires: NATIVE_AND_REMOVEBG,
   }),
+  bg_blur: declare({
+    kind: wholeNumber(1, 500, 'pixels'),
+    apply: (radius, into) => { into.background = { blur: radius }; },
+    background: true,
+    description:
+      "Lay the cut-out over the photo's own background, blurred by this radius in the answer's pixels: the subject sharp, the scene softened behind it, as a portrait camera does. Not with another background or channels=alpha.",
+    wires: NATIVE,
+    example: '12',
+  }),
   crop: declare({
     kind: boolean(),
     apply: (crop, into) => { into.crop = crop; },

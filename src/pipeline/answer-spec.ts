@@ -46,8 +46,11 @@ export interface AnswerSpec {
   format: RequestedFormat;
   /** `alpha`: the mask alone, one 8-bit channel. */
   channels: 'rgba' | 'alpha';
-  /** Composite the cut-out onto a colour, or onto the image that comes with `finish`. */
-  background?: { colour: Rgba } | { image: true };
+  /**
+   * Composite the cut-out onto a colour, onto the image that comes with `finish`, or onto the
+   * photo itself blurred by `blur` pixels of the answer.
+   */
+  background?: { colour: Rgba } | { image: true } | { blur: number };
   /** Crop to the subject's box, with this margin around it (percent of the box). */
   crop?: { margin: Length | SideLengths };
   /** Scale down (never up) to fit inside these, after cropping. */

@@ -58,8 +58,8 @@ export function beginPhoto(photo: PhotoInput, spec: FinishSpec, maxPixels: numbe
  * 3. placement: the subject scaled and moved on the frame (`place-subject.ts`), when asked;
  * 4. shadow: one cast from the subject's alpha laid under it (`cast-shadow.ts`), when asked;
  * 5. resize: scaled down to fit the largest size asked for (sides, and pixels in all);
- * 6. background: laid over a colour or an image (JPEG, which has no alpha: white unless
- *    another is asked for);
+ * 6. background: laid over a colour, an image, or the photo itself blurred (JPEG, which has
+ *    no alpha: white unless another is asked for);
  * 7. channels: the alpha alone, for a mask;
  * 8. encode, in the format asked for (`auto` and `zip` decided in `encode-requested.ts`).
  * The default answer runs only the first and the last.
@@ -71,6 +71,8 @@ export async function finishImage(job: FinishJob, mask: RawImage, inputs: Finish
   if (job.spec.refine && !job.prepared) throw new Error('a refined image was finished before it was prepared');
   const { image: photo, fullWidth, fullHeight } = await job.photo;
   const scale = photo.width / fullWidth;
+  // The alpha step writes into the photo's pixels: a background made of the photo keeps a copy.
+  const original = answer.background && 'blur' in answer.background ? opaqueCopy(photo) : undefined;
 
   // 1. alpha, over the part of the photo the model saw (in the decoded photo's pixels), and
   // only what lies in the region of interest kept
@@ -102,7 +104,7 @@ export async function finishImage(job: FinishJob, mask: RawImage, inputs: Finish
   if (answer.shadow) cutout = await castShadow(cutout, answer.shadow);
   const cap = pixelCap(cutout, answer.maxPixels);
   cutout = await fitInside(cutout, smaller(answer.maxWidth, cap?.width), smaller(answer.maxHeight, cap?.height));
-  const background = await backgroundFor(answer, inputs, cutout, job.maxPixels);
+  const background = original ? { image: await blurredPhoto(original, frame, cutout, (answer.background as { blur: number }).blur, job.maxPixels) } : await backgroundFor(answer, inputs, cutout, job.maxPixels);
   if (background) cutout = await overBackground(cutout, background);
   if (answer.channels === 'alpha') cutout = alphaChannel(cutout);
   const compose = performance.now() - start;
@@ -133,6 +135,30 @@ async function backgroundFor(answer: AnswerSpec, inputs: FinishInputs, cutout: R
   }
   if (answer.format === 'jpeg' && answer.channels === 'rgba') return { colour: [255, 255, 255, 255] as const };
   return undefined;
+}
+
+/**
+ * The photo's own pixels under the answer's frame, softened by a blur of `radius` pixels of
+ * the answer: shrunk to about one pixel per radius, then scaled back up to the answer's size,
+ * whose resampling smooths what the shrink kept (a wide blur for the cost of two resizes).
+ */
+async function blurredPhoto(original: RawImage, frame: Box, cutout: RawImage, radius: number, maxPixels: number): Promise<RawImage> {
+  const left = Math.max(0, frame.left);
+  const top = Math.max(0, frame.top);
+  const inside = { left, top, width: Math.min(original.width, frame.left + frame.width) - left, height: Math.min(original.height, frame.top + frame.height) - top };
+  const part = extractBox(original, inside);
+  const perAnswerPixel = frame.width / cutout.width;
+  const step = Math.max(1, radius * perAnswerPixel);
+  const small = await fitInside(part, Math.max(1, Math.round(part.width / step)), Math.max(1, Math.round(part.height / step)));
+  return decodeBackground({ image: { ...small, channels: 4 }, opaque: true }, { maxPixels, width: cutout.width, height: cutout.height });
+}
+
+/** A copy of the photo's RGBA pixels with every alpha 255, whatever the decode left there for the alpha step. */
+function opaqueCopy(photo: RawImage): RawImage {
+  // A copy, not a view: Buffer.prototype.slice shares the memory.
+  const data = new Uint8Array(photo.data);
+  for (let i = 3; i < data.length; i += 4) data[i] = 255;
+  return { ...photo, data };
 }
 
 /** The largest size inside `image`'s aspect ratio with at most `maxPixels` pixels; undefined when it has no more already. */

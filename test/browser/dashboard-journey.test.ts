@@ -226,6 +226,23 @@ describe.skipIf(!haveChromium)('dashboard in a browser', () => {
     await page.getByLabel("Subject's place").selectOption('');
   });
 
+  it('try-it\'s More options: every option of the API\'s table without its own control, sent by its name', async () => {
+    await page.locator('#try-more summary').click();
+    // The background blur, typed in its field: the photo's own background, softened.
+    await page.getByLabel('bg_blur').fill('12');
+    const [sent] = await Promise.all([
+      page.waitForRequest((request) => request.method() === 'POST' && new URL(request.url()).pathname === '/dashboard/try-it/remove'),
+      page.locator('#try-file').setInputFiles({ name: 'ball.jpg', mimeType: 'image/jpeg', buffer: await makePhoto('jpeg', 640, 480) }),
+    ]);
+    expect(new URL(sent.url()).searchParams.get('bg_blur')).toBe('12');
+    await page.waitForFunction(() => /^Done in /.test(document.getElementById('try-status')?.textContent ?? ''), undefined, { timeout: 60_000 });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download PNG' }).click()]);
+    // Over the photo's own background there is no transparency left.
+    expect(await sharp(await readFile((await download.path())!)).metadata()).toMatchObject({ width: 640, height: 480, channels: 3 });
+    await page.getByLabel('bg_blur').fill('');
+    await page.locator('#try-more summary').click();
+  });
+
   it("try-it takes a dropped file, and shows the API's own message for one it refuses", async () => {
     // The file input is reachable by keyboard (it sits inside the drop zone's label).
     await page.locator('body').focus();

@@ -30,6 +30,12 @@ export interface OutputOptions {
    */
   bg_image_url?: string;
   /**
+   * Lay the cut-out over the photo's own background, blurred by this radius in the answer's pixels:
+   * the subject sharp, the scene softened behind it, as a portrait camera does. Not with another
+   * background or channels=alpha.
+   */
+  bg_blur?: number;
+  /**
    * Crop the result to the subject's box (default false). A photo with no subject is then 422
    * no_foreground.
    */
@@ -94,7 +100,7 @@ export interface OutputOptions {
 }
 
 /** The option names, to pick them out of an object that holds more. */
-export const OUTPUT_OPTION_NAMES = ['format', 'channels', 'bg_color', 'bg_image_url', 'crop', 'crop_margin', 'max_width', 'max_height', 'roi', 'refine', 'quality', 'size', 'scale', 'position', 'add_shadow', 'shadow_type', 'shadow_opacity', 'model'] as const satisfies readonly (keyof OutputOptions)[];
+export const OUTPUT_OPTION_NAMES = ['format', 'channels', 'bg_color', 'bg_image_url', 'bg_blur', 'crop', 'crop_margin', 'max_width', 'max_height', 'roi', 'refine', 'quality', 'size', 'scale', 'position', 'add_shadow', 'shadow_type', 'shadow_opacity', 'model'] as const satisfies readonly (keyof OutputOptions)[];
 
 /** The options that were given (undefined ones left out), as JSON fields. */
 export function outputOptionFields(options: OutputOptions): Record<string, string | number | boolean> {
