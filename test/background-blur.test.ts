@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import sharp, { type OutputInfo } from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RawImage } from '../src/image/raw-image.js';
 import { ModelService } from '../src/model/model-service.js';
@@ -36,7 +36,7 @@ async function checkerboard(): Promise<Buffer> {
 }
 
 /** The spread of the red channel (its standard deviation) over a box of the answer. */
-function spread(image: { data: Buffer; info: sharp.OutputInfo }, left: number, top: number, width: number, height: number): number {
+function spread(image: { data: Buffer; info: OutputInfo }, left: number, top: number, width: number, height: number): number {
   const values: number[] = [];
   for (let y = top; y < top + height; y++) for (let x = left; x < left + width; x++) values.push(image.data[(y * image.info.width + x) * image.info.channels]);
   const mean = values.reduce((a, b) => a + b, 0) / values.length;

@@ -1,21 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { OptionProblem } from '../../src/options/option-value-error.js';
 import { OptionValueError } from '../../src/options/option-value-error.js';
-import { OPTIONS, type OptionName } from '../../src/options/option-table.js';
-
-// Each option's reader, as the table holds it.
-const readerOf = (name: OptionName) => (value: unknown) => OPTIONS[name].kind.read(name, value);
-const readSize = readerOf('size');
-const readFormat = readerOf('format');
-const readChannels = readerOf('channels');
-const readRoi = readerOf('roi');
-const readCropMargin = readerOf('crop_margin');
-const readScale = readerOf('scale');
-const readPosition = readerOf('position');
-const readShadowType = readerOf('shadow_type');
-const readShadowOpacity = readerOf('shadow_opacity');
-const readColour = (name: string, value: unknown) => OPTIONS.bg_color.kind.read(name, value);
-const readBoolean = (name: string, value: unknown) => OPTIONS.crop.kind.read(name, value);
+import {
+  readBoolean,
+  readChannels,
+  readColour,
+  readCropMargin,
+  readFormat,
+  readPosition,
+  readRoi,
+  readScale,
+  readShadowOpacity,
+  readShadowType,
+  readSize,
+} from '../helpers/option-readers.js';
 
 // The option readers shared by both APIs, one example at a time (the fast-check properties in
 // removebg-values.test.ts draw other inputs each run, so mutation testing leaves them out):
