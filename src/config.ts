@@ -153,6 +153,12 @@ export const ConfigSchema = Type.Object({
     minimum: 1,
     description: 'Images one user token may have waiting in its unfinished jobs; a job that would pass it is refused with 429 `too_many_jobs`.',
   }),
+  jobMaxUploadBytes: Type.Integer({
+    env: 'CUTOUT_JOB_MAX_UPLOAD_BYTES',
+    default: 2 * 1024 * MB,
+    minimum: 1024,
+    description: 'Largest upload of one job (`POST /api/v1/jobs/multipart`), in bytes, its zip archives counted inflated; past it the upload is refused with 413 and nothing of it is kept.',
+  }),
   redisUrl: Type.Optional(
     Type.String({
       env: 'REDIS_URL',

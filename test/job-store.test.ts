@@ -50,8 +50,8 @@ for (const engine of storeEngines()) {
       expect(await fresh.store.countJobItems(job.id)).toEqual({ queued: 2500, running: 0, succeeded: 0, failed: 0, cancelled: 0 });
       const page = await fresh.store.listJobItems(job.id, 1000, 2);
       expect(page).toEqual([
-        { index: 1000, clientId: null, imageUrl: 'https://example.com/1000.jpg', state: 'queued', problemCode: null, problemDetail: null, resultPath: null, contentType: null, attempts: 0 },
-        { index: 1001, clientId: 'sku-1001', imageUrl: 'https://example.com/1001.jpg', state: 'queued', problemCode: null, problemDetail: null, resultPath: null, contentType: null, attempts: 0 },
+        { index: 1000, clientId: null, imageUrl: 'https://example.com/1000.jpg', inputPath: null, state: 'queued', problemCode: null, problemDetail: null, resultPath: null, contentType: null, attempts: 0 },
+        { index: 1001, clientId: 'sku-1001', imageUrl: 'https://example.com/1001.jpg', inputPath: null, state: 'queued', problemCode: null, problemDetail: null, resultPath: null, contentType: null, attempts: 0 },
       ]);
       expect(await fresh.store.openJobLoad(token)).toEqual({ openJobs: 1, queuedItems: 2500 });
     });

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { unzipSync } from 'fflate';
+import { unzipSync, zipSync } from 'fflate';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ModelService } from '../src/model/model-service.js';
+import { multipartBody, type FormPart } from '../scripts/lib/multipart-body.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { makePhoto } from './helpers/images.js';
 import { squareSegmenter } from './helpers/square-segmenter.js';
@@ -297,5 +298,79 @@ describe('retention', () => {
     expect(await t.app.jobs.sweeper.sweep(new Date(Date.now() + 3700 * 1000))).toBe(1);
     expect(existsSync(folder)).toBe(false);
     expect((await get(t, auth, `/api/v1/jobs/${id}`)).statusCode).toBe(404);
+  });
+});
+
+describe('an upload', () => {
+  const upload = (t: TestApp, auth: string, parts: FormPart[]) => {
+    const form = multipartBody(parts);
+    return t.app.inject({ method: 'POST', url: '/api/v1/jobs/multipart', headers: { authorization: auth, 'content-type': form.contentType }, payload: form.body });
+  };
+  const archive = (files: Record<string, Uint8Array>) => ({ name: 'files', filename: 'photos.zip', contentType: 'application/zip', data: zipSync(files) });
+  /** What is left of uploads under the data directory, and how many jobs the store has. */
+  const leftovers = (t: TestApp) => {
+    const database = new SQLite(join(t.config.dataDir, 'cutout.sqlite'), { readonly: true });
+    try {
+      const jobs = join(t.config.dataDir, 'jobs');
+      return { files: existsSync(jobs) ? readdirSync(jobs, { recursive: true }) : [], jobs: (database.prepare('select count(*) as n from jobs').get() as { n: number }).n };
+    } finally {
+      database.close();
+    }
+  };
+
+  it('takes image files and zip archives of them, runs them, and names each result after its file', async () => {
+    const { t, auth } = await jobApp();
+    const made = await upload(t, auth, [
+      { name: 'files', filename: 'front.png', contentType: 'image/png', data: png },
+      { name: 'files', filename: 'back.png', contentType: 'image/png', data: png },
+      archive({ 'shots/left.png': png, 'shots/right.png': png, '__MACOSX/shots/._left.png': new Uint8Array([1]), 'shots/': new Uint8Array(0) }),
+      { name: 'format', data: 'webp' },
+    ]);
+    expect(made.statusCode, made.body).toBe(202);
+    expect(made.json()).toMatchObject({ counts: { total: 4 }, options: { format: 'webp' } });
+    const job = await finished(t, auth, made.json().id);
+    expect(job.counts.succeeded).toBe(4);
+    expect(job.items.map((item: { id: string; image_url: string | null }) => [item.id, item.image_url])).toEqual([
+      ['front', null],
+      ['back', null],
+      ['left', null],
+      ['right', null],
+    ]);
+    const zip = unzipSync((await get(t, auth, job.results_url)).rawPayload);
+    expect(Object.keys(zip).sort()).toEqual(['back.webp', 'front.webp', 'left.webp', 'right.webp']);
+    // The uploaded images are deleted once their results are kept.
+    expect(readdirSync(join(t.config.dataDir, 'jobs', job.id, 'inputs'))).toEqual([]);
+  });
+
+  it('refuses an archive with a path out of it, or an archive in it, and keeps nothing', async () => {
+    const { t, auth } = await jobApp();
+    const suspects: Record<string, Uint8Array>[] = [{ 'a.png': png, '../evil.png': png }, { 'a.png': png, 'dir/../../evil.png': png }, { 'inner.zip': zipSync({ 'b.png': png }) }, { 'b.png': zipSync({ 'c.png': png }) }];
+    const why = [/points outside it/, /points outside it/, /holds another archive/, /holds another archive/];
+    for (const [at, files] of suspects.entries()) {
+      const refused = await upload(t, auth, [archive(files)]);
+      expect([refused.statusCode, refused.json().code], Object.keys(files).join()).toEqual([400, 'invalid_request']);
+      expect(refused.json().detail).toMatch(why[at]);
+    }
+    expect(leftovers(t)).toEqual({ files: [], jobs: 0 });
+  });
+
+  it('refuses an image over the byte limit, inflated or not, an upload over its limit, and too many images', async () => {
+    const { t, auth } = await jobApp({ maxImageBytes: 4096, jobMaxUploadBytes: 10_000 });
+    const zeros = (n: number) => new Uint8Array(n);
+    // 8 KB of zeros compress to a few dozen bytes: the limit counts them inflated.
+    for (const parts of [[archive({ 'big.png': zeros(8192) })], [archive({ 'a.png': zeros(3000), 'b.png': zeros(3000), 'c.png': zeros(3000), 'd.png': zeros(3000) })], [{ name: 'files', filename: 'big.png', data: zeros(5000) }]]) {
+      const refused = await upload(t, auth, parts);
+      expect([refused.statusCode, refused.json().code]).toEqual([413, 'payload_too_large']);
+    }
+    expect(leftovers(t)).toEqual({ files: [], jobs: 0 });
+    expect((await upload(t, auth, [{ name: 'format', data: 'webp' }])).statusCode).toBe(400);
+  });
+
+  it('refuses more than 10,000 images, and keeps nothing', async () => {
+    const { t, auth } = await jobApp();
+    const many = Object.fromEntries(Array.from({ length: 10_001 }, (_, n) => [`${n}.png`, new Uint8Array([n % 256])]));
+    const tooMany = await upload(t, auth, [archive(many)]);
+    expect([tooMany.statusCode, tooMany.json().code, tooMany.json().detail]).toEqual([400, 'invalid_request', 'A job may hold at most 10000 images.']);
+    expect(leftovers(t)).toEqual({ files: [], jobs: 0 });
   });
 });

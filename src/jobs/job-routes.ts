@@ -1,18 +1,22 @@
 import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { CutoutError } from '../errors.js';
 import { API_TAG } from '../http/openapi-document.js';
 import { problemResponses, REQUEST_ID_HEADER } from '../http/openapi-schemas.js';
-import type { JobRecord } from '../store/job-records.js';
-import { OPTION_FIELDS } from '../api/option-schemas.js';
+import { multipartLimits } from '../http/form-parts.js';
+import type { JobRecord, NewJobItem } from '../store/job-records.js';
+import { NATIVE_OPTION_COUNT, OPTION_FIELDS, OPTION_FORM_FIELDS } from '../api/option-schemas.js';
 import { JOB_ID, newJobId } from './job-ids.js';
 import { bodyHash, MAX_JOB_ITEMS, readIdempotencyKey, takeJobOptions } from './job-request.js';
 import type { JobRunner } from './job-runner.js';
 import { itemView, JobPage, jobSummary, jobUrl, JobSummary } from './job-view.js';
-import { resultFileName } from './result-files.js';
+import { readJobUpload } from './job-upload.js';
+import { jobFolder, resultFileName } from './result-files.js';
 import { resultsZip, type ZipEntry } from './results-zip.js';
 
 declare module 'fastify' {
@@ -39,6 +43,11 @@ const JobBody = Type.Object({
   webhook_url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2048, description: 'Kept with the job; this version does not call it yet.' })),
   ...OPTION_FIELDS,
 });
+const UploadBody = Type.Object(
+  { files: Type.Array(Type.String({ format: 'binary' }), { description: 'Images, and zip archives of images; any part names.' }), webhook_url: Type.Optional(Type.String()), ...OPTION_FORM_FIELDS },
+  { required: ['files'] },
+);
+const IdempotencyHeader = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'Any 1–255 visible ASCII characters, new for each new job.' })) });
 const JobParams = Type.Object({ id: Type.String({ description: 'The job id.' }) });
 const ItemParams = Type.Object({ id: Type.String({ description: 'The job id.' }), item: Type.String({ pattern: '^[0-9]{1,6}$', description: "The item's index." }) });
 // Query strings are text, and the app's validator converts no types.
@@ -53,6 +62,10 @@ const json = (description: string, schema: unknown, headers: Record<string, unkn
   headers: { ...REQUEST_ID_HEADER, ...headers },
   content: { 'application/json': { schema } },
 });
+const JOB_MADE = {
+  202: json('The job, made (or made before, for a retry with the same Idempotency-Key).', JobSummary, { location: { type: 'string', description: "The job's status_url." } }),
+  ...problemResponses([400, 401, 413, 415, 422, 429, 431, 500, 503]),
+};
 
 /**
  * The jobs API: `POST /api/v1/jobs` makes a job of many image URLs and answers 202 at once;
@@ -61,6 +74,7 @@ const json = (description: string, schema: unknown, headers: Record<string, unkn
  */
 export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner }> = async (app, { runner }) => {
   const { config, store } = app;
+  await app.register(multipart, multipartLimits(config.jobMaxUploadBytes, NATIVE_OPTION_COUNT, MAX_JOB_ITEMS, 64 * 1024));
 
   app.addHook('onRequest', async (request) => {
     await app.requireManagedToken(request);
@@ -85,6 +99,52 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner }> = async
     return earlier;
   };
 
+  const capsRetry = { headers: { 'retry-after': String(CAPS_RETRY_AFTER_SECONDS) } };
+  const refuseOverOpenJobs = async (userTokenId: string) => {
+    const load = await store.openJobLoad(userTokenId);
+    if (load.openJobs >= config.jobMaxOpen) throw new CutoutError('too_many_jobs', `This token has ${load.openJobs} unfinished jobs, as many as it may have; retry when one is done.`, capsRetry);
+    return load;
+  };
+
+  /**
+   * Makes a job, or answers the one its Idempotency-Key made: the one way both kinds of job
+   * request end, with the token's caps checked and the runner woken.
+   */
+  const makeJob = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    made: { id: string; options: Record<string, unknown>; hash: string; items: NewJobItem[]; webhookUrl: string | null },
+  ): Promise<FastifyReply> => {
+    const token = request.managedToken!;
+    const key = readIdempotencyKey(request.headers['idempotency-key']);
+    const answer = async (job: JobRecord) => reply.code(202).header('location', jobUrl(job.id)).send(await summaryOf(job));
+
+    const earlier = key && (await replayed(token.userTokenId, key, made.hash));
+    if (earlier) return answer(earlier);
+
+    const count = made.items.length;
+    if (count > config.jobMaxQueuedItems) {
+      throw new CutoutError('invalid_request', `A job may hold at most ${config.jobMaxQueuedItems} images on this server (CUTOUT_JOB_MAX_QUEUED_ITEMS).`);
+    }
+    const load = await refuseOverOpenJobs(token.userTokenId);
+    if (load.queuedItems + count > config.jobMaxQueuedItems) {
+      throw new CutoutError('too_many_jobs', `This token has ${load.queuedItems} images waiting; with ${count} more it would pass ${config.jobMaxQueuedItems}.`, capsRetry);
+    }
+    const job = { id: made.id, userTokenId: token.userTokenId, options: made.options, createdAt: new Date().toISOString(), webhookUrl: made.webhookUrl, idempotencyKey: key, bodyHash: made.hash };
+    try {
+      await store.createJob(job, made.items);
+    } catch (error) {
+      // The same key sent twice at once: the other request made the job.
+      const other = key && (await replayed(token.userTokenId, key, made.hash));
+      if (other) return answer(other);
+      throw error;
+    }
+    // Read before the runner is woken, so that the answer shows the job as made.
+    const answered = await answer((await store.findJob(job.id, token.userTokenId))!);
+    runner.wake();
+    return answered;
+  };
+
   app.post(
     '/api/v1/jobs',
     {
@@ -101,56 +161,51 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner }> = async
         description: `Up to ${MAX_JOB_ITEMS} image URLs and the output options once; answers 202 with the job at once. An \`Idempotency-Key\` header makes a retry within 24 hours answer the same job.`,
         tags: [API_TAG.jobs],
         security,
-        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'Any 1–255 visible ASCII characters, new for each new job.' })) }),
+        headers: IdempotencyHeader,
         body: JobBody,
-        response: { 202: json('The job, made (or made before, for a retry with the same Idempotency-Key).', JobSummary, { location: { type: 'string', description: 'The job\'s status_url.' } }), ...problemResponses([400, 401, 413, 415, 422, 429, 431, 500, 503]) },
+        response: JOB_MADE,
       },
     },
     async (request, reply) => {
-      const token = request.managedToken!;
       const { options, hash } = request.jobBody!;
-      const key = readIdempotencyKey(request.headers['idempotency-key']);
-      const answer = async (job: JobRecord) => reply.code(202).header('location', jobUrl(job.id)).send(await summaryOf(job));
+      const items = request.body.images.map((image) => ({ imageUrl: image.image_url, clientId: image.id ?? null }));
+      return makeJob(request, reply, { id: newJobId(), options, hash, items, webhookUrl: request.body.webhook_url ?? null });
+    },
+  );
 
-      const earlier = key && (await replayed(token.userTokenId, key, hash));
-      if (earlier) return answer(earlier);
-
-      const images = request.body.images;
-      if (images.length > config.jobMaxQueuedItems) {
-        throw new CutoutError('invalid_request', `A job may list at most ${config.jobMaxQueuedItems} images on this server (CUTOUT_JOB_MAX_QUEUED_ITEMS).`);
-      }
-      const load = await store.openJobLoad(token.userTokenId);
-      const retry = { headers: { 'retry-after': String(CAPS_RETRY_AFTER_SECONDS) } };
-      if (load.openJobs >= config.jobMaxOpen) throw new CutoutError('too_many_jobs', `This token has ${load.openJobs} unfinished jobs, as many as it may have; retry when one is done.`, retry);
-      if (load.queuedItems + images.length > config.jobMaxQueuedItems) {
-        throw new CutoutError('too_many_jobs', `This token has ${load.queuedItems} images waiting; with ${images.length} more it would pass ${config.jobMaxQueuedItems}.`, retry);
-      }
-
-      const job = {
-        id: newJobId(),
-        userTokenId: token.userTokenId,
-        options,
-        createdAt: new Date().toISOString(),
-        webhookUrl: request.body.webhook_url ?? null,
-        idempotencyKey: key,
-        bodyHash: hash,
-      };
+  app.post(
+    '/api/v1/jobs/multipart',
+    {
+      // The body is read by the handler, part by part; the schema only describes it.
+      validatorCompiler: () => () => true,
+      schema: {
+        summary: 'Make a job of uploaded images or a zip of them',
+        description: `\`multipart/form-data\`: image file parts, and zip archives of images (a part named \`*.zip\` or sent as \`application/zip\`), up to ${MAX_JOB_ITEMS} images in all, and the output options as form fields. Each result is named after its file (without the extension). An archive inside an archive, an entry whose name points outside the archive, an image over the byte limit or an upload over CUTOUT_JOB_MAX_UPLOAD_BYTES inflated is refused, and nothing of it is kept.`,
+        tags: [API_TAG.jobs],
+        security,
+        consumes: ['multipart/form-data'],
+        headers: IdempotencyHeader,
+        body: UploadBody,
+        response: JOB_MADE,
+      },
+    },
+    async (request, reply) => {
+      if (!request.isMultipart()) throw new CutoutError('unsupported_media_type', 'Send multipart/form-data with image files or a zip archive of images.');
+      const id = newJobId();
+      const folder = join(config.dataDir, jobFolder(id));
       try {
-        await store.createJob(
-          job,
-          images.map((image) => ({ imageUrl: image.image_url, clientId: image.id ?? null })),
-        );
+        await refuseOverOpenJobs(request.managedToken!.userTokenId);
+        const upload = await readJobUpload(request, config.dataDir, id, { maxImageBytes: config.maxImageBytes, maxUploadBytes: config.jobMaxUploadBytes });
+        const options = takeJobOptions(upload.fields);
+        if (upload.fields.webhook_url && !/^https?:\/\//.test(upload.fields.webhook_url)) throw new CutoutError('invalid_request', 'webhook_url must be an http(s) URL.');
+        const answered = await makeJob(request, reply, { id, options, hash: upload.hash, items: upload.items, webhookUrl: upload.fields.webhook_url || null });
+        // A retry answered with the job its key made first: this upload's copy is not needed.
+        if (reply.getHeader('location') !== jobUrl(id)) await rm(folder, { recursive: true, force: true });
+        return answered;
       } catch (error) {
-        // The same key sent twice at once: the other request made the job.
-        const other = key && (await replayed(token.userTokenId, key, hash));
-        if (other) return answer(other);
+        await rm(folder, { recursive: true, force: true });
         throw error;
       }
-      const made = await store.findJob(job.id, token.userTokenId);
-      // After the job is read, so that the answer shows it as made, not as the runner took it.
-      const answered = await answer(made!);
-      runner.wake();
-      return answered;
     },
   );
 

@@ -1,4 +1,4 @@
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
@@ -169,13 +169,15 @@ export class JobRunner {
     const both = AbortSignal.any([signal, deadline.signal]);
     try {
       const options = readOptions(claim.options, 'native');
-      const photo = await removals.fetch(claim.imageUrl, 'image_url', both);
+      const photo = claim.inputPath ? await readFile(join(config.dataDir, claim.inputPath)) : await removals.fetch(claim.imageUrl ?? '', 'image_url', both);
       if (photo.length === 0) throw new CutoutError('invalid_request', 'The image is empty (0 bytes).');
       const result = await removals.remove(photo, both, { options });
       const path = resultPath(claim.jobId, claim.index, result.format);
       await writeAtomically(join(config.dataDir, path), result.bytes);
       const megapixels = (result.input.width * result.input.height) / 1e6;
-      await store.finishJobItem(claim, { state: 'succeeded', resultPath: path, contentType: ENCODED_TYPES[result.format], megapixels }, this.#now().toISOString());
+      const ended = await store.finishJobItem(claim, { state: 'succeeded', resultPath: path, contentType: ENCODED_TYPES[result.format], megapixels }, this.#now().toISOString());
+      // An uploaded image is no longer needed once its result is kept.
+      if (ended && claim.inputPath) await rm(join(config.dataDir, claim.inputPath), { force: true });
     } catch (error) {
       await this.#failed(claim, signal.aborted ? signal.reason : error).catch((storeError: unknown) => {
         // The item stays `running` in the store; the next start queues it again.

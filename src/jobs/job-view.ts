@@ -35,7 +35,7 @@ export const JobSummary = Type.Object({
 const ItemView = Type.Object({
   index: Type.Integer({ description: '0-based, in the order of `images`.' }),
   id: Nullable(Type.String({ description: "The client's `id` for the image, if it gave one." })),
-  image_url: Type.String(),
+  image_url: Nullable(Type.String({ description: 'Null for an uploaded image.' })),
   state: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('cancelled')]),
   result_url: Nullable(Type.String({ description: 'Where the result is, once succeeded.' })),
   content_type: Nullable(Type.String()),

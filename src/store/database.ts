@@ -76,7 +76,10 @@ export interface Database {
     /** 0-based, in the order the client listed the images. */
     item_index: number;
     client_id: string | null;
-    image_url: string;
+    /** Null for an uploaded image, which `input_path` names. */
+    image_url: string | null;
+    /** An uploaded image, relative to the data directory. */
+    input_path: string | null;
     state: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
     problem_code: string | null;
     problem_detail: string | null;

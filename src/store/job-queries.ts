@@ -26,6 +26,7 @@ const toItem = (row: Selectable<Database['job_items']>): JobItemRecord => ({
   index: Number(row.item_index),
   clientId: row.client_id,
   imageUrl: row.image_url,
+  inputPath: row.input_path,
   state: row.state,
   problemCode: row.problem_code,
   problemDetail: row.problem_detail,
@@ -77,6 +78,7 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
             item_index: start + offset,
             client_id: item.clientId,
             image_url: item.imageUrl,
+            input_path: item.inputPath ?? null,
             state: 'queued' as const,
             attempts: 0,
           }));
@@ -165,7 +167,7 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
         if (!job) return undefined;
         const item = await trx
           .selectFrom('job_items')
-          .select(['item_index', 'image_url', 'attempts'])
+          .select(['item_index', 'image_url', 'input_path', 'attempts'])
           .where('job_id', '=', jobId)
           .where('state', '=', 'queued')
           .orderBy('item_index')
@@ -182,7 +184,7 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
           .executeTakeFirst();
         if (Number(taken.numUpdatedRows) === 0) return undefined;
         await trx.updateTable('jobs').set({ status: 'running' }).where('id', '=', jobId).where('status', '=', 'queued').execute();
-        return { jobId, index: Number(item.item_index), imageUrl: item.image_url, userTokenId: job.user_token_id, options: JSON.parse(job.options) as Record<string, unknown>, attempt };
+        return { jobId, index: Number(item.item_index), imageUrl: item.image_url, inputPath: item.input_path, userTokenId: job.user_token_id, options: JSON.parse(job.options) as Record<string, unknown>, attempt };
       });
     },
 

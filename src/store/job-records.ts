@@ -21,7 +21,10 @@ export interface NewJob {
 export interface NewJobItem {
   /** The client's own id, for the result's file name. */
   clientId: string | null;
-  imageUrl: string;
+  /** The image's URL, or null for an uploaded one. */
+  imageUrl: string | null;
+  /** An uploaded image, relative to the data directory. */
+  inputPath?: string | null;
 }
 
 /** A stored job. `accountId` is the creating token's account, null for a token made before any account. */
@@ -42,7 +45,8 @@ export interface JobRecord {
 export interface JobItemRecord {
   index: number;
   clientId: string | null;
-  imageUrl: string;
+  imageUrl: string | null;
+  inputPath: string | null;
   state: JobItemState;
   problemCode: string | null;
   problemDetail: string | null;
@@ -59,7 +63,9 @@ export type JobCounts = Record<JobItemState, number>;
 export interface ClaimedJobItem {
   jobId: string;
   index: number;
-  imageUrl: string;
+  /** Where to fetch the image, or null when it was uploaded to `inputPath`. */
+  imageUrl: string | null;
+  inputPath: string | null;
   userTokenId: string;
   options: Record<string, unknown>;
   /** This claim's attempt; the item's state changes only for the claim that holds it. */

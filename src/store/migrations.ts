@@ -115,7 +115,9 @@ const migrations: Record<string, Migration> = {
         .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
         .addColumn('item_index', 'integer', (c) => c.notNull())
         .addColumn('client_id', 'text')
-        .addColumn('image_url', 'text', (c) => c.notNull())
+        .addColumn('image_url', 'text')
+        // An uploaded image, relative to the data directory, for an item without an image_url.
+        .addColumn('input_path', 'text')
         .addColumn('state', 'text', (c) => c.notNull())
         .addColumn('problem_code', 'text')
         .addColumn('problem_detail', 'text')
