@@ -145,6 +145,9 @@ describe('a job', () => {
     expect([failedResult.statusCode, failedResult.json().code]).toEqual([409, 'result_not_available']);
     // The job's 3 and the 2 synchronous requests: each counted as such a request is.
     expect(usage(t)).toEqual({ succeeded: 1, refused: 2, failed: 2 });
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toContain('cutout_job_items_total{state="succeeded"} 1');
+    expect(metrics).toContain('cutout_job_items_total{state="failed"} 2');
   });
 
   it('refuses a bad option as the removal endpoints do, and an empty or too long list', async () => {

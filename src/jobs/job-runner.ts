@@ -24,6 +24,8 @@ export interface JobRunnerParts {
   log: FastifyBaseLogger;
   /** Items worked on at once; default the model's concurrency (CUTOUT_INFERENCE_CONCURRENCY). */
   inFlight?: number;
+  /** Told of every item that ended (the metrics count them). */
+  onItemEnd?: (state: 'succeeded' | 'failed') => void;
   /** How often the runner looks again for idle capacity and new work, in ms; default 250. */
   pollMs?: number;
   now?: () => Date;
@@ -176,6 +178,7 @@ export class JobRunner {
       await writeAtomically(join(config.dataDir, path), result.bytes);
       const megapixels = (result.input.width * result.input.height) / 1e6;
       const ended = await store.finishJobItem(claim, { state: 'succeeded', resultPath: path, contentType: ENCODED_TYPES[result.format], megapixels }, this.#now().toISOString());
+      if (ended) this.#parts.onItemEnd?.('succeeded');
       // An uploaded image is no longer needed once its result is kept.
       if (ended && claim.inputPath) await rm(join(config.dataDir, claim.inputPath), { force: true });
     } catch (error) {
@@ -201,7 +204,8 @@ export class JobRunner {
       return;
     }
     if (problem.code === 'internal_error') log.error({ err: error, job: claim.jobId, item: claim.index }, 'a job item failed');
-    await store.finishJobItem(claim, { state: 'failed', problemCode: problem.code, problemDetail: problem.message, status: problem.status }, this.#now().toISOString());
+    const ended = await store.finishJobItem(claim, { state: 'failed', problemCode: problem.code, problemDetail: problem.message, status: problem.status }, this.#now().toISOString());
+    if (ended) this.#parts.onItemEnd?.('failed');
   }
 }
 

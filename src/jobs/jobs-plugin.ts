@@ -26,7 +26,7 @@ export const jobsPlugin = fp(
   async (app) => {
     const { config, store, removals, queue, model } = app;
     const log = app.log.child({ component: 'jobs' });
-    const runner = new JobRunner({ config, store, removals, queue, model, log });
+    const runner = new JobRunner({ config, store, removals, queue, model, log, onItemEnd: (state) => app.metrics?.countJobItem(state) });
     const sweeper = new JobSweeper({ store, dataDir: config.dataDir, retentionSeconds: config.jobRetention, log });
     app.decorate('jobs', { runner, sweeper });
     app.addHook('onReady', async () => {
@@ -39,5 +39,5 @@ export const jobsPlugin = fp(
     });
     await app.register(jobRoutes, { runner });
   },
-  { name: 'cutout-jobs', dependencies: ['cutout-services', 'cutout-auth'] },
+  { name: 'cutout-jobs', dependencies: ['cutout-services', 'cutout-auth', 'cutout-metrics'] },
 );
