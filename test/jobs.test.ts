@@ -187,6 +187,14 @@ describe('interactive requests first', () => {
     release();
     expect((await finished(t, auth, id)).counts.succeeded).toBe(2);
   });
+
+  it('starts no item once the process drains', async () => {
+    const { t, auth, segmenter } = await jobApp();
+    t.app.drain.begin();
+    const { id } = (await createJob(t, auth, { images: images('/photo/d0.png') })).json();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect([segmenter.runs, (await get(t, auth, `/api/v1/jobs/${id}`)).json().counts.queued]).toEqual([0, 1]);
+  });
 });
 
 describe('who sees a job', () => {

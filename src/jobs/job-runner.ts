@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import { CutoutError, type ErrorCode } from '../errors.js';
 import { toCutoutError } from '../http/error-handler.js';
 import type { InferenceQueue } from '../inference/inference-queue.js';
+import type { DrainState } from '../lifecycle/drain-state.js';
 import type { ModelService } from '../model/model-service.js';
 import { readOptions } from '../options/read-options.js';
 import { ENCODED_TYPES } from '../pipeline/answer-spec.js';
@@ -21,6 +22,8 @@ export interface JobRunnerParts {
   removals: Pick<RemovalService, 'fetch' | 'remove'>;
   queue: Pick<InferenceQueue, 'idle'>;
   model: Pick<ModelService, 'ready'>;
+  /** Once the process drains (SIGTERM), no new item is started; those under way finish or go back at close. */
+  drain?: Pick<DrainState, 'draining'>;
   log: FastifyBaseLogger;
   /** Items worked on at once; default the model's concurrency (CUTOUT_INFERENCE_CONCURRENCY). */
   inFlight?: number;
@@ -126,7 +129,7 @@ export class JobRunner {
     this.#ticking = true;
     const { queue, model, log } = this.#parts;
     try {
-      while (!this.#closed && this.#mayHaveWork && this.#items.size < this.#inFlight && queue.idle && model.ready) {
+      while (!this.#closed && !this.#parts.drain?.draining && this.#mayHaveWork && this.#items.size < this.#inFlight && queue.idle && model.ready) {
         const claim = await this.#claimNext();
         if (!claim) {
           this.#mayHaveWork = false;

@@ -24,9 +24,9 @@ declare module 'fastify' {
  */
 export const jobsPlugin = fp(
   async (app) => {
-    const { config, store, removals, queue, model } = app;
+    const { config, store, removals, queue, model, drain } = app;
     const log = app.log.child({ component: 'jobs' });
-    const runner = new JobRunner({ config, store, removals, queue, model, log, onItemEnd: (state) => app.metrics?.countJobItem(state) });
+    const runner = new JobRunner({ config, store, removals, queue, model, drain, log, onItemEnd: (state) => app.metrics?.countJobItem(state) });
     const sweeper = new JobSweeper({ store, dataDir: config.dataDir, retentionSeconds: config.jobRetention, log });
     app.decorate('jobs', { runner, sweeper });
     app.addHook('onReady', async () => {
