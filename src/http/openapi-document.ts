@@ -15,7 +15,7 @@ export const API_TAGS = [
   {
     name: 'jobs',
     description:
-      'Many photos in one call: a job lists image URLs and the output options once, answers 202 at once, and its items are cut with the capacity the removal endpoints leave idle. Poll the job, download each result or all of them as one zip, or cancel it. A job is visible to its token\'s account only.',
+      'Many photos in one call: a job lists image URLs (or uploads images and zip archives of them) and the output options once, answers 202 at once, and its items are cut with the capacity the removal endpoints leave idle. Poll the job, download each result or all of them as one zip, or cancel it. A job is visible to its token\'s account only.',
   },
   {
     name: 'tokens',

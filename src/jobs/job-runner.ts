@@ -74,6 +74,8 @@ export class JobRunner {
   readonly #items = new Map<string, { claim: ClaimedJobItem; controller: AbortController; done: Promise<void> }>();
   readonly #turns: Turns = { lastJobOf: new Map() };
   #mayHaveWork = true;
+  #requeued = false;
+  #storeAway = false;
   #polls = 0;
   #ticking = false;
   #closed = false;
@@ -91,12 +93,12 @@ export class JobRunner {
   }
 
   /**
-   * Puts the items a previous process left `running` back in the queue (that process is
-   * gone: this runner is the only one on its data directory), then starts polling.
+   * Starts polling. Before its first item, the runner puts the items a previous process left
+   * `running` back in the queue (that process is gone: this runner is the only one on its
+   * data directory); while the store cannot be reached it tries again at each poll, so a
+   * database away at start-up does not stop the server from starting.
    */
   async start(): Promise<void> {
-    const requeued = await this.#parts.store.requeueRunningJobItems();
-    if (requeued > 0) this.#parts.log.info({ requeued }, 'job items left running by the previous process queued again');
     this.#timer = setInterval(() => {
       if (++this.#polls % RESCAN_POLLS === 0) this.#mayHaveWork = true;
       void this.#tick();
@@ -127,8 +129,13 @@ export class JobRunner {
   async #tick(): Promise<void> {
     if (this.#ticking) return;
     this.#ticking = true;
-    const { queue, model, log } = this.#parts;
+    const { queue, model, log, store } = this.#parts;
     try {
+      if (!this.#requeued) {
+        const requeued = await store.requeueRunningJobItems();
+        this.#requeued = true;
+        if (requeued > 0) log.info({ requeued }, 'job items left running by the previous process queued again');
+      }
       while (!this.#closed && !this.#parts.drain?.draining && this.#mayHaveWork && this.#items.size < this.#inFlight && queue.idle && model.ready) {
         const claim = await this.#claimNext();
         if (!claim) {
@@ -137,8 +144,11 @@ export class JobRunner {
         }
         this.#begin(claim);
       }
+      this.#storeAway = false;
     } catch (error) {
-      log.warn({ err: error }, 'the job runner could not read the store; trying again shortly');
+      // Once per outage: the runner tries again at every poll.
+      if (!this.#storeAway) log.warn({ err: error }, 'the job runner could not read the store; trying again shortly');
+      this.#storeAway = true;
     } finally {
       this.#ticking = false;
     }
