@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { unzipSync, zipSync } from 'fflate';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ModelService } from '../src/model/model-service.js';
+import { openSqliteStore } from '../src/store/sqlite-store.js';
+import { StoreUnavailableError } from '../src/store/store-unavailable.js';
 import { multipartBody, type FormPart } from '../scripts/lib/multipart-body.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { makePhoto } from './helpers/images.js';
@@ -295,6 +299,30 @@ describe('a restart', () => {
     await until(() => before.app.jobs.runner.inFlight === 0, 'the first runner to end its item');
     expect(usage(after)).toEqual({ succeeded: 3, refused: 0, failed: 0 });
     expect((await get(after, auth, `/api/v1/jobs/${id}`)).json().counts).toMatchObject({ succeeded: 3 });
+  });
+});
+
+describe('a store away at start-up', () => {
+  it('does not stop the server from starting; the runner queues the left items again once it is back', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'cutout-jobs-'));
+    const sqlite = await openSqliteStore(dataDir);
+    let away = true;
+    const store = {
+      ...sqlite,
+      requeueRunningJobItems: async () => {
+        if (away) throw new StoreUnavailableError({ cause: new Error('connection refused') });
+        return sqlite.requeueRunningJobItems();
+      },
+    };
+    const t = await startTestApp({ dataDir, urlAllowPrivate: true, rateLimit: 0 }, { store, model: ModelService.ofSegmenter(squareSegmenter()) });
+    opened.push(t);
+    await t.app.ready();
+    const auth = await t.managedToken();
+    const { id } = (await createJob(t, auth, { images: images('/photo/s.png') })).json();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect((await get(t, auth, `/api/v1/jobs/${id}`)).json().counts.queued).toBe(1);
+    away = false;
+    expect((await finished(t, auth, id)).counts.succeeded).toBe(1);
   });
 });
 
