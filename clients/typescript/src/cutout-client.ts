@@ -119,6 +119,7 @@ export class CutoutClient {
       method: request.method,
       headers: { authorization: token, ...(request.json !== undefined && { 'content-type': 'application/json' }), ...request.headers },
       ...(request.json !== undefined && { body: JSON.stringify(request.json) }),
+      ...(request.form && { body: request.form() }),
     });
     const attempt = async () => {
       let token = await this.#tokens.get(signal);

@@ -67,7 +67,7 @@ export interface CreateJobOptions extends OutputOptions, JobCallOptions {
 
 /** One authorized request, retried by the client's policy; `ok` are the statuses that are not errors. */
 export type AuthorizedCall = (
-  request: { method: 'GET' | 'POST' | 'DELETE'; path: string; json?: unknown; headers?: Record<string, string>; ok: readonly number[] },
+  request: { method: 'GET' | 'POST' | 'DELETE'; path: string; json?: unknown; form?: () => FormData; headers?: Record<string, string>; ok: readonly number[] },
   options: JobCallOptions,
 ) => Promise<HttpAnswer>;
 
@@ -145,6 +145,25 @@ export class CutoutJobs {
     const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
     const answer = await this.#call({ method: 'POST', path: '/api/v1/jobs', json, headers: { 'idempotency-key': key }, ok: [202] }, options);
     return toJob(readJson(answer));
+  }
+
+  /**
+   * Makes a job of images uploaded: each `{ name, data }` is one file (a zip archive of
+   * images too, when its name ends in `.zip`); an image's id is its name without the
+   * extension. A Blob from `fs.openAsBlob` is read from disk as it is sent.
+   */
+  async upload(files: readonly { name: string; data: Blob | Uint8Array }[], options: CreateJobOptions = {}): Promise<Job> {
+    const fields = { ...outputOptionFields(options), ...(options.webhookUrl !== undefined && { webhook_url: options.webhookUrl }) };
+    const blobs = files.map((file) => ({ name: file.name, blob: file.data instanceof Blob ? file.data : new Blob([file.data as BlobPart]) }));
+    // A FormData is read as the request is sent, so each attempt gets its own.
+    const form = () => {
+      const body = new FormData();
+      for (const [name, value] of Object.entries(fields)) body.append(name, String(value));
+      for (const { name, blob } of blobs) body.append('files', blob, name);
+      return body;
+    };
+    const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+    return toJob(readJson(await this.#call({ method: 'POST', path: '/api/v1/jobs/multipart', form, headers: { 'idempotency-key': key }, ok: [202] }, options)));
   }
 
   /** The job and one page of its images (`page` from 1, `perPage` up to 1000, default 100). */
