@@ -15,6 +15,7 @@ import { metricsPlugin } from './http/metrics-plugin.js';
 import { openApiOptions } from './http/openapi-document.js';
 import { ProbeLogController } from './http/probe-log-controller.js';
 import { healthRoutes } from './http/health-routes.js';
+import { jobsPlugin } from './jobs/jobs-plugin.js';
 import { servicesPlugin, type Services } from './http/services.js';
 import { redisPlugin } from './redis/redis-plugin.js';
 
@@ -65,6 +66,7 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
   await app.register(healthRoutes);
   await app.register(authTokenRoutes);
   await app.register(backgroundRoutes);
+  await app.register(jobsPlugin);
   await app.register(compatRoutes);
   await app.register(dashboardPlugin, { prefix: '/dashboard' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

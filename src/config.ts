@@ -135,6 +135,30 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     description: 'Background removals one user token may request per minute (429 past it); 0 turns the limit off.',
   }),
+  jobRetention: Type.Integer({
+    env: 'CUTOUT_JOB_RETENTION',
+    default: 86_400,
+    minimum: 60,
+    description: 'How long a finished job and its results are kept, in seconds, counted from when it finished; then they are deleted.',
+  }),
+  jobMaxOpen: Type.Integer({
+    env: 'CUTOUT_JOB_MAX_OPEN',
+    default: 10,
+    minimum: 1,
+    description: 'Unfinished jobs one user token may have at once; one more is refused with 429 `too_many_jobs`.',
+  }),
+  jobMaxQueuedItems: Type.Integer({
+    env: 'CUTOUT_JOB_MAX_QUEUED_ITEMS',
+    default: 50_000,
+    minimum: 1,
+    description: 'Images one user token may have waiting in its unfinished jobs; a job that would pass it is refused with 429 `too_many_jobs`.',
+  }),
+  jobMaxUploadBytes: Type.Integer({
+    env: 'CUTOUT_JOB_MAX_UPLOAD_BYTES',
+    default: 2 * 1024 * MB,
+    minimum: 1024,
+    description: 'Largest upload of one job (`POST /api/v1/jobs/multipart`), in bytes, its zip archives counted inflated; past it the upload is refused with 413 and nothing of it is kept.',
+  }),
   redisUrl: Type.Optional(
     Type.String({
       env: 'REDIS_URL',

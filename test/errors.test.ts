@@ -343,3 +343,34 @@ describe('the service itself', () => {
     }
   });
 });
+
+describe('jobs', () => {
+  const jobBody = (path: string) => ({ images: [{ image_url: `${base}${path}` }] });
+
+  it('the same Idempotency-Key with another body → idempotency_key_reused', async () => {
+    const key = `errors-${Math.random()}`;
+    expect((await post('/api/v1/jobs', jobBody('/missing-1'), { 'idempotency-key': key })).statusCode).toBe(202);
+    problem(await post('/api/v1/jobs', jobBody('/missing-2'), { 'idempotency-key': key }), 'idempotency_key_reused');
+  });
+
+  it('the result of an item that failed → result_not_available; another account\'s or no job → not_found', async () => {
+    const { id } = (await post('/api/v1/jobs', jobBody('/missing-3'))).json();
+    const item = () => t.app.inject({ method: 'GET', url: `/api/v1/jobs/${id}/items/0`, headers: { authorization: auth } });
+    while ((await item()).statusCode === 409 && (await item()).headers['retry-after']) await new Promise((resolve) => setTimeout(resolve, 20));
+    problem(await item(), 'result_not_available');
+    problem(await t.app.inject({ method: 'GET', url: '/api/v1/jobs/job_0000000000000000000000', headers: { authorization: auth } }), 'not_found');
+  });
+
+  it('past a token\'s unfinished jobs → too_many_jobs with Retry-After', async () => {
+    const capped = await startTestApp({ jobMaxOpen: 1, urlAllowPrivate: true, urlTimeoutMs: 30_000 }, { model: ModelService.ofSegmenter(fakeSegmenter()) });
+    try {
+      const token = await capped.managedToken();
+      const send = () => capped.app.inject({ method: 'POST', url: '/api/v1/jobs', headers: { authorization: token }, payload: jobBody('/slow') });
+      expect((await send()).statusCode).toBe(202);
+      const refused = problem(await send(), 'too_many_jobs');
+      expect(refused.detail).toContain('unfinished');
+    } finally {
+      await capped.close();
+    }
+  });
+});

@@ -4,7 +4,7 @@ import type { RemovalJob } from './removal-jobs.js';
 
 /** How one job ended. */
 export type JobOutcome =
-  | { kind: 'written'; job: RemovalJob; width: number; height: number; ms: number }
+  | { kind: 'written'; job: RemovalJob; width?: number; height?: number; ms: number }
   | { kind: 'skipped'; job: RemovalJob }
   | { kind: 'failed'; job: RemovalJob; code: string; status: number; detail: string };
 
@@ -73,7 +73,7 @@ export function createRemovalProgress(streams: ProgressStreams, now: () => numbe
       if (bar) {
         bar.increment(1, { rate: rate(), left: timeLeft(), failed: failures.length });
       } else if (outcome.kind === 'written') {
-        print(`written  ${outcome.job.label} -> ${shortPath(outcome.job.output)} (${outcome.width}x${outcome.height}, ${(outcome.ms / 1000).toFixed(1)} s)`);
+        print(`written  ${outcome.job.label} -> ${shortPath(outcome.job.output)} (${outcome.width === undefined ? '' : `${outcome.width}x${outcome.height}, `}${(outcome.ms / 1000).toFixed(1)} s)`);
       } else if (outcome.kind === 'failed') {
         print(`failed   ${outcome.job.label}: ${describeFailure(outcome)}`);
       }

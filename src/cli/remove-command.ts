@@ -1,11 +1,12 @@
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CutoutApiError, CutoutClient, type OutputOptions } from '@cutout/client';
 import { collectRemovalJobs, type RemovalJob } from './removal-jobs.js';
 import { createRemovalProgress, type JobOutcome, type ProgressStreams } from './removal-progress.js';
 import { OPTIONS, optionsOf } from '../options/option-table.js';
 import type { RequestedFormat } from '../pipeline/answer-spec.js';
+import { removeAsJobs } from './remove-as-jobs.js';
+import { outputFor, writeAtomically } from './result-output.js';
 import { UsageError } from './usage-error.js';
 
 /** One line or more per option flag: the flag, then the first sentence of its description. */
@@ -40,6 +41,8 @@ Run:
   -o, --output OUTDIR    where the results go (created if missing)
   --concurrency N        images in flight at once (default 4)
   --skip-existing        leave out the images whose result is already in OUTDIR
+  --job                  send them all as one job (URLs) and one upload (files), which the
+                         server cuts with its idle time, then download the results
 Result (the API's output options, docs/api.md; the server reads them):
 ${optionHelp()}
   --no-refine            the model's mask as it is, without edge refinement
@@ -57,8 +60,6 @@ const EXTENSIONS: Record<RequestedFormat, readonly [string, ...string[]]> = {
   auto: ['.png', '.jpg'],
   zip: ['.zip'],
 };
-/** The ending of an answer of each Content-Type. */
-const EXTENSION_OF_TYPE: Readonly<Record<string, string>> = { 'image/png': '.png', 'image/webp': '.webp', 'image/jpeg': '.jpg', 'application/zip': '.zip' };
 
 /** The run's own flags. */
 const RUN_FLAGS = {
@@ -67,6 +68,7 @@ const RUN_FLAGS = {
   'token-id': { type: 'string' },
   concurrency: { type: 'string' },
   'skip-existing': { type: 'boolean' },
+  job: { type: 'boolean' },
   'no-refine': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -84,6 +86,8 @@ interface RemoveRun {
   tokenId: string;
   concurrency: number;
   skipExisting: boolean;
+  /** Send the images as jobs rather than one request each. */
+  job: boolean;
   options: OutputOptions;
   extensions: readonly [string, ...string[]];
 }
@@ -130,7 +134,8 @@ export async function removeCommand(args: string[], env: NodeJS.ProcessEnv, stre
   };
   progress.start(toSend.length, skipped);
   try {
-    await Promise.all(Array.from({ length: Math.min(run.concurrency, toSend.length) }, worker));
+    if (run.job) ({ finished, failed } = await removeAsJobs(client, toSend, run.options, progress, stopping.signal));
+    else await Promise.all(Array.from({ length: Math.min(run.concurrency, toSend.length) }, worker));
   } finally {
     process.off('SIGINT', interrupt);
     progress.stop(toSend.length - finished);
@@ -146,7 +151,7 @@ async function removeOne(client: CutoutClient, job: RemovalJob, options: OutputO
     const input = 'url' in job.source ? { url: job.source.url } : await readFile(job.source.file);
     const result = await client.removeBackground(input, { ...options, signal });
     // With format auto the answer's type picks the ending among the job's candidates.
-    const output = job.candidates.length > 1 ? job.candidates.find((path) => path.endsWith(EXTENSION_OF_TYPE[result.contentType] ?? '\0')) : job.output;
+    const output = outputFor(job, result.contentType);
     if (!output) return { kind: 'failed', job, code: 'unexpected_response', status: 200, detail: `The server answered ${result.contentType}, which format ${options.format} does not send.` };
     await writeAtomically(output, result.bytes);
     return { kind: 'written', job: { ...job, output }, width: result.width, height: result.height, ms: performance.now() - started };
@@ -155,19 +160,6 @@ async function removeOne(client: CutoutClient, job: RemovalJob, options: OutputO
     if (error instanceof CutoutApiError) return { kind: 'failed', job, code: error.code, status: error.status, detail: error.detail };
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     return { kind: 'failed', job, code, status: 0, detail: error instanceof Error ? error.message : String(error) };
-  }
-}
-
-/** Writes beside the target and renames, so that an interrupted run never leaves half a file that --skip-existing would keep. */
-async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const partial = `${path}.${process.pid}.partial`;
-  try {
-    await writeFile(partial, bytes);
-    await rename(partial, path);
-  } catch (error) {
-    await rm(partial, { force: true });
-    throw error;
   }
 }
 
@@ -216,6 +208,7 @@ function parseRemoveArgs(args: string[], env: NodeJS.ProcessEnv): RemoveRun | un
     tokenId,
     concurrency: positiveInteger('--concurrency', text('concurrency')) ?? 4,
     skipExisting: values['skip-existing'] === true,
+    job: values.job === true,
     // The flags' values passed the table's readers, which are what the server reads them with.
     options: options as OutputOptions,
     extensions: EXTENSIONS[format ?? 'png'],

@@ -56,6 +56,10 @@ const FROM_NATIVE: Record<ErrorCode, RemoveBgCode> = {
   revoked_token: 'auth_failed',
   user_token_not_accepted: 'auth_failed',
   not_found: 'not_found',
+  // The jobs' codes: these routes make no jobs, but every native code has its mapping.
+  result_not_available: 'not_found',
+  idempotency_key_reused: 'invalid_request',
+  too_many_jobs: 'rate_limit_exceeded',
   payload_too_large: 'file_too_large',
   headers_too_large: 'invalid_request',
   unsupported_media_type: 'invalid_request',

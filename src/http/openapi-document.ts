@@ -13,6 +13,11 @@ export const API_TAGS = [
       'Remove the background of an image given by URL, as Base64 or as an upload. Each takes a managed token in `Authorization` and the same output options, and answers `{"image_base64": …}`, or the image\'s own bytes when `Accept` asks for an image type.',
   },
   {
+    name: 'jobs',
+    description:
+      'Many photos in one call: a job lists image URLs (or uploads images and zip archives of them) and the output options once, answers 202 at once, and its items are cut with the capacity the removal endpoints leave idle. Poll the job, download each result or all of them as one zip, or cancel it. A job is visible to its token\'s account only.',
+  },
+  {
     name: 'tokens',
     description:
       'Exchange a user token\'s Token ID (made on the dashboard or with `cutout tokens create`) for a short-lived managed token, which the removal endpoints take.',
@@ -27,7 +32,7 @@ export const API_TAGS = [
 export type ApiTag = (typeof API_TAGS)[number]['name'];
 
 /** The tag names, to put in a route's `schema.tags`. */
-export const API_TAG: { readonly [T in ApiTag]: T } = { removal: 'removal', tokens: 'tokens', compatibility: 'compatibility' };
+export const API_TAG: { readonly [T in ApiTag]: T } = { removal: 'removal', jobs: 'jobs', tokens: 'tokens', compatibility: 'compatibility' };
 
 /**
  * @fastify/swagger's options: the document's title, Cutout's version, the tags and the two

@@ -33,7 +33,7 @@ const REMOVAL_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 10, 20, 40, 60];
  * Cutout's Prometheus metrics, in a registry of their own (not prom-client's global one):
  * Node's default process metrics, and `cutout_…`: requests by route and outcome code, the
  * queue wait, inference and end-to-end time of removals, the images waiting for the model
- * (the gauge an autoscaler follows), the model passes and the second looks. Labels are route templates,
+ * (the gauge an autoscaler follows), the model passes, the second looks and the jobs' images. Labels are route templates,
  * registered error codes and the names of the loaded models only: never a token, an account or a URL.
  *
  * Counting costs a request a counter increment and, for a removal, three histogram
@@ -46,6 +46,7 @@ export class CutoutMetrics {
   readonly #inference: Histogram<'model'>;
   readonly #removal: Histogram;
   readonly #secondLooks: Counter;
+  readonly #jobItems: Counter<'state'>;
 
   constructor(queue: QueueCounts) {
     const registers = [this.registry];
@@ -73,6 +74,12 @@ export class CutoutMetrics {
     this.#secondLooks = new Counter({
       name: 'cutout_second_looks_total',
       help: 'Removals answered 200 for which the model took a second look (the mirror image): every one with quality=best, the doubtful ones with quality=auto.',
+      registers,
+    });
+    this.#jobItems = new Counter({
+      name: 'cutout_job_items_total',
+      help: 'Images of jobs that ended, by state: succeeded, or failed (with the code the removal endpoints would answer). Cancelled ones are not counted.',
+      labelNames: ['state'],
       registers,
     });
     new Gauge({
@@ -117,6 +124,11 @@ export class CutoutMetrics {
     this.#queueWait.observe(timings.queue / 1000);
     this.#inference.observe({ model: timings.model }, timings.inference / 1000);
     this.#removal.observe(totalSeconds);
+  }
+
+  /** Counts one image of a job that ended. */
+  countJobItem(state: 'succeeded' | 'failed'): void {
+    this.#jobItems.inc({ state });
   }
 
   /** The Prometheus text exposition of every metric. */

@@ -52,4 +52,41 @@ export interface Database {
     code: string;
     created_at: string;
   };
+  /** A batch of images made by one user token (`POST /api/v1/jobs`). */
+  jobs: {
+    id: string;
+    /** The creating token's account at creation; null for a token without one. */
+    account_id: string | null;
+    user_token_id: string;
+    /** The output options as sent, JSON text. */
+    options: string;
+    status: 'queued' | 'running' | 'done' | 'cancelled';
+    created_at: string;
+    finished_at: string | null;
+    webhook_url: string | null;
+    /** Unique per user token while set; freed when the key is reused after 24 hours. */
+    idempotency_key: string | null;
+    /** SHA-256 of the request's canonical JSON, to tell a retry from a different request. */
+    body_hash: string | null;
+    item_count: number;
+  };
+  /** One image of a job. */
+  job_items: {
+    job_id: string;
+    /** 0-based, in the order the client listed the images. */
+    item_index: number;
+    client_id: string | null;
+    /** Null for an uploaded image, which `input_path` names. */
+    image_url: string | null;
+    /** An uploaded image, relative to the data directory. */
+    input_path: string | null;
+    state: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+    problem_code: string | null;
+    problem_detail: string | null;
+    /** Relative to the data directory. */
+    result_path: string | null;
+    content_type: string | null;
+    attempts: number;
+    finished_at: string | null;
+  };
 }

@@ -1,6 +1,8 @@
-import { Kysely, Migrator, sql, type Selectable } from 'kysely';
+import { Kysely, Migrator, type Selectable } from 'kysely';
 import type { Database } from './database.js';
+import { createJobQueries } from './job-queries.js';
 import { migrationProvider } from './migrations.js';
+import { upsertUsage } from './usage-upsert.js';
 import { AccountEmailTakenError, TokenNameTakenError, type Account, type RemovalOutcome, type Store, type UserToken } from './store.js';
 
 type UserTokenRow = Omit<Selectable<Database['user_tokens']>, 'account_id'>;
@@ -181,19 +183,7 @@ export function createKyselyStore(db: Kysely<Database>): Store {
     },
 
     async recordRemoval(userTokenId, day, outcome: RemovalOutcome, megapixels) {
-      const counts = { succeeded: 0, refused: 0, failed: 0, [outcome]: 1 };
-      await db
-        .insertInto('usage_daily')
-        .values({ user_token_id: userTokenId, day, ...counts, megapixels })
-        .onConflict((oc) =>
-          oc.columns(['user_token_id', 'day']).doUpdateSet({
-            succeeded: sql`usage_daily.succeeded + excluded.succeeded`,
-            refused: sql`usage_daily.refused + excluded.refused`,
-            failed: sql`usage_daily.failed + excluded.failed`,
-            megapixels: sql`usage_daily.megapixels + excluded.megapixels`,
-          }),
-        )
-        .execute();
+      await upsertUsage(db, userTokenId, day, outcome, megapixels);
     },
 
     async listDailyUsage(accountId, fromDay) {
@@ -216,6 +206,8 @@ export function createKyselyStore(db: Kysely<Database>): Store {
         megapixels: Number(row.megapixels),
       }));
     },
+
+    ...createJobQueries(db),
 
     close: () => db.destroy(),
   };

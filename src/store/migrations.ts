@@ -83,6 +83,53 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Jobs: many images in one call, worked through by the runner from the store, so that a
+  // restart resumes them. An item's usage is counted in the transaction that ends it.
+  '0004-jobs': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('jobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.references('accounts.id').onDelete('cascade'))
+        .addColumn('user_token_id', 'text', (c) => c.notNull().references('user_tokens.id').onDelete('cascade'))
+        .addColumn('options', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('finished_at', 'text')
+        .addColumn('webhook_url', 'text')
+        .addColumn('idempotency_key', 'text')
+        .addColumn('body_hash', 'text')
+        .addColumn('item_count', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('jobs_status').on('jobs').columns(['status', 'created_at']).execute();
+      await db.schema.createIndex('jobs_finished_at').on('jobs').column('finished_at').execute();
+      await db.schema
+        .createIndex('jobs_idempotency_key')
+        .on('jobs')
+        .columns(['user_token_id', 'idempotency_key'])
+        .unique()
+        .where(sql.ref('idempotency_key'), 'is not', null)
+        .execute();
+      await db.schema
+        .createTable('job_items')
+        .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
+        .addColumn('item_index', 'integer', (c) => c.notNull())
+        .addColumn('client_id', 'text')
+        .addColumn('image_url', 'text')
+        // An uploaded image, relative to the data directory, for an item without an image_url.
+        .addColumn('input_path', 'text')
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('problem_code', 'text')
+        .addColumn('problem_detail', 'text')
+        .addColumn('result_path', 'text')
+        .addColumn('content_type', 'text')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('finished_at', 'text')
+        .addPrimaryKeyConstraint('job_items_pkey', ['job_id', 'item_index'])
+        .execute();
+      await db.schema.createIndex('job_items_state').on('job_items').columns(['job_id', 'state', 'item_index']).execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

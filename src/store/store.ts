@@ -1,3 +1,5 @@
+import type { JobStore } from './job-records.js';
+
 /** A user token as stored: never the Token ID itself, only its hash and a display prefix. */
 export interface UserToken {
   id: string;
@@ -86,7 +88,7 @@ export class TokenNameTakenError extends Error {
  * (see `kysely-store.ts`); the adapters only open the connection.
  * Times are ISO 8601 strings in UTC, which sort and compare as text.
  */
-export interface Store {
+export interface Store extends JobStore {
   createUserToken(token: NewUserToken): Promise<UserToken>;
   /** Oldest first; only one account's when `accountId` is given. */
   listUserTokens(filter?: { accountId?: string }): Promise<UserToken[]>;

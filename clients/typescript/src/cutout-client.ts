@@ -1,4 +1,5 @@
 import { CutoutApiError } from './cutout-api-error.js';
+import { CutoutJobs, type AuthorizedCall } from './cutout-jobs.js';
 import { errorOfAnswer, sendOnce, type FetchFunction, type HttpAnswer } from './http-attempt.js';
 import { ManagedTokenSource, type ManagedTokenGrant } from './managed-token-source.js';
 import { outputOptionFields, type OutputOptions } from './output-options.js';
@@ -62,6 +63,8 @@ export class CutoutClient {
   readonly #onRetry: ((event: RetryEvent) => void) | undefined;
   readonly #fetch: FetchFunction;
   readonly #tokens: ManagedTokenSource;
+  /** Jobs: many images in one call, worked through by the server (see {@link CutoutJobs}). */
+  readonly jobs: CutoutJobs;
 
   constructor(options: CutoutClientOptions) {
     if (!options.baseUrl) throw new TypeError('CutoutClient needs a baseUrl, such as http://127.0.0.1:8080');
@@ -75,6 +78,7 @@ export class CutoutClient {
     const platformFetch: FetchFunction = (input, init) => fetch(input, init);
     this.#fetch = options.fetch ?? platformFetch;
     this.#tokens = new ManagedTokenSource(() => this.#exchange(), options.now ?? Date.now);
+    this.jobs = new CutoutJobs((request, callOptions) => this.#authorized(request, callOptions));
   }
 
   /**
@@ -105,6 +109,31 @@ export class CutoutClient {
     };
     return withRetries(attempt, { policy: resolveRetryPolicy(options.retry, this.#retry), signal, onRetry: this.#onRetry });
   }
+
+  /** One request with a managed token (renewed once if the server calls it expired), retried by the policy. */
+  #authorized: AuthorizedCall = (request, options) => {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const timeout = options.timeout ?? this.#timeout;
+    const init = (token: string): RequestInit => ({
+      method: request.method,
+      headers: { authorization: token, ...(request.json !== undefined && { 'content-type': 'application/json' }), ...request.headers },
+      ...(request.json !== undefined && { body: JSON.stringify(request.json) }),
+      ...(request.form && { body: request.form() }),
+    });
+    const attempt = async () => {
+      let token = await this.#tokens.get(signal);
+      let answer = await this.#send(request.path, init(token), timeout, signal);
+      if (answer.status === 401 && errorOfAnswer(answer).code === 'expired_token') {
+        this.#tokens.invalidate(token);
+        token = await this.#tokens.get(signal);
+        answer = await this.#send(request.path, init(token), timeout, signal);
+      }
+      if (!request.ok.includes(answer.status)) throw errorOfAnswer(answer);
+      return answer;
+    };
+    return withRetries(attempt, { policy: resolveRetryPolicy(options.retry, this.#retry), signal, onRetry: this.#onRetry });
+  };
 
   #send(path: string, init: RequestInit, timeout: number, signal: AbortSignal | undefined): Promise<HttpAnswer> {
     return sendOnce(this.#fetch, `${this.#base}${path}`, init, timeout, signal);

@@ -1,0 +1,86 @@
+import Type from 'typebox';
+import { ERRORS, type ErrorCode } from '../errors.js';
+import type { JobCounts, JobItemRecord, JobRecord } from '../store/job-records.js';
+
+/** A job's own URL, relative to the server. */
+export const jobUrl = (jobId: string): string => `/api/v1/jobs/${jobId}`;
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const Counts = Type.Object(
+  {
+    total: Type.Integer(),
+    queued: Type.Integer(),
+    running: Type.Integer(),
+    succeeded: Type.Integer(),
+    failed: Type.Integer(),
+    cancelled: Type.Integer(),
+  },
+  { description: "The job's items by state." },
+);
+
+/** The answer to a job's creation, and the head of every job answer. */
+export const JobSummary = Type.Object({
+  id: Type.String({ description: 'The job\'s id: random, and the only way to it.' }),
+  status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('done'), Type.Literal('cancelled')]),
+  created_at: Type.String(),
+  finished_at: Nullable(Type.String()),
+  status_url: Type.String({ description: 'GET it for the status, the counts and the items.' }),
+  results_url: Type.String({ description: 'GET it for every finished result in one zip.' }),
+  counts: Counts,
+  options: Type.Object({}, { additionalProperties: true, description: 'The output options as sent.' }),
+  webhook_url: Nullable(Type.String()),
+});
+
+const ItemView = Type.Object({
+  index: Type.Integer({ description: '0-based, in the order of `images`.' }),
+  id: Nullable(Type.String({ description: "The client's `id` for the image, if it gave one." })),
+  image_url: Nullable(Type.String({ description: 'Null for an uploaded image.' })),
+  state: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('cancelled')]),
+  result_url: Nullable(Type.String({ description: 'Where the result is, once succeeded.' })),
+  content_type: Nullable(Type.String()),
+  problem: Nullable(
+    Type.Object(
+      { code: Type.String(), status: Type.Integer(), detail: Type.String() },
+      { description: 'Why it failed: the code, status and detail the removal endpoints would answer for this image.' },
+    ),
+  ),
+});
+
+/** A job with one page of its items. */
+export const JobPage = Type.Object({
+  ...JobSummary.properties,
+  items: Type.Array(ItemView),
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+  next_page: Nullable(Type.String({ description: 'The next page of items, or null on the last.' })),
+});
+
+/** The JSON of a job, with its counts. */
+export function jobSummary(job: JobRecord, counts: JobCounts) {
+  return {
+    id: job.id,
+    status: job.status,
+    created_at: job.createdAt,
+    finished_at: job.finishedAt,
+    status_url: jobUrl(job.id),
+    results_url: `${jobUrl(job.id)}/results`,
+    counts: { total: job.itemCount, ...counts },
+    options: job.options,
+    webhook_url: job.webhookUrl,
+  };
+}
+
+/** The JSON of one item. */
+export function itemView(jobId: string, item: JobItemRecord) {
+  const code = item.problemCode as ErrorCode | null;
+  return {
+    index: item.index,
+    id: item.clientId,
+    image_url: item.imageUrl,
+    state: item.state,
+    result_url: item.state === 'succeeded' ? `${jobUrl(jobId)}/items/${item.index}` : null,
+    content_type: item.state === 'succeeded' ? item.contentType : null,
+    problem: code ? { code, status: ERRORS[code]?.status ?? 500, detail: item.problemDetail ?? '' } : null,
+  };
+}

@@ -1,0 +1,241 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database } from './database.js';
+import type { ClaimedJobItem, JobCounts, JobItemRecord, JobRecord, JobStore } from './job-records.js';
+import { upsertUsage } from './usage-upsert.js';
+
+/** Rows per insert: PostgreSQL takes at most 65535 parameters in one statement. */
+const INSERT_CHUNK = 1000;
+
+const OPEN = ['queued', 'running'] as const;
+
+const toJob = (row: Selectable<Database['jobs']>): JobRecord => ({
+  id: row.id,
+  accountId: row.account_id,
+  userTokenId: row.user_token_id,
+  options: JSON.parse(row.options) as Record<string, unknown>,
+  status: row.status,
+  createdAt: row.created_at,
+  finishedAt: row.finished_at,
+  webhookUrl: row.webhook_url,
+  // PostgreSQL's integers may come back as strings.
+  itemCount: Number(row.item_count),
+  bodyHash: row.body_hash,
+});
+
+const toItem = (row: Selectable<Database['job_items']>): JobItemRecord => ({
+  index: Number(row.item_index),
+  clientId: row.client_id,
+  imageUrl: row.image_url,
+  inputPath: row.input_path,
+  state: row.state,
+  problemCode: row.problem_code,
+  problemDetail: row.problem_detail,
+  resultPath: row.result_path,
+  contentType: row.content_type,
+  attempts: Number(row.attempts),
+});
+
+/** Marks the job done when none of its items is queued or running any more. */
+async function settleJob(trx: Transaction<Database>, jobId: string, at: string): Promise<void> {
+  await trx
+    .updateTable('jobs')
+    .set({ status: 'done', finished_at: at })
+    .where('id', '=', jobId)
+    .where('status', 'in', OPEN)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('job_items').select('item_index').where('job_id', '=', jobId).where('state', 'in', OPEN))))
+    .execute();
+}
+
+/**
+ * The {@link JobStore} over any Kysely dialect, part of `createKyselyStore`. Every change of
+ * an item's state is a conditional update on the state it expects, so two runners (or a
+ * runner and a cancellation) never both win.
+ */
+export function createJobQueries(db: Kysely<Database>): JobStore {
+  return {
+    async createJob(job, items) {
+      await db.transaction().execute(async (trx) => {
+        const owner = await trx.selectFrom('user_tokens').select('account_id').where('id', '=', job.userTokenId).executeTakeFirstOrThrow();
+        await trx
+          .insertInto('jobs')
+          .values({
+            id: job.id,
+            account_id: owner.account_id,
+            user_token_id: job.userTokenId,
+            options: JSON.stringify(job.options),
+            status: 'queued',
+            created_at: job.createdAt,
+            finished_at: null,
+            webhook_url: job.webhookUrl,
+            idempotency_key: job.idempotencyKey,
+            body_hash: job.bodyHash,
+            item_count: items.length,
+          })
+          .execute();
+        for (let start = 0; start < items.length; start += INSERT_CHUNK) {
+          const rows = items.slice(start, start + INSERT_CHUNK).map((item, offset) => ({
+            job_id: job.id,
+            item_index: start + offset,
+            client_id: item.clientId,
+            image_url: item.imageUrl,
+            input_path: item.inputPath ?? null,
+            state: 'queued' as const,
+            attempts: 0,
+          }));
+          await trx.insertInto('job_items').values(rows).execute();
+        }
+      });
+    },
+
+    async findJobByIdempotencyKey(userTokenId, key) {
+      const row = await db.selectFrom('jobs').selectAll().where('user_token_id', '=', userTokenId).where('idempotency_key', '=', key).executeTakeFirst();
+      return row && toJob(row);
+    },
+
+    async releaseIdempotencyKey(jobId) {
+      await db.updateTable('jobs').set({ idempotency_key: null }).where('id', '=', jobId).execute();
+    },
+
+    async findJob(jobId, userTokenId) {
+      const row = await db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('id', '=', jobId)
+        // SQL's `=` is never true against NULL: a job without an account is only its token's.
+        .where((eb) => eb.or([eb('user_token_id', '=', userTokenId), eb('account_id', '=', eb.selectFrom('user_tokens').select('account_id').where('id', '=', userTokenId))]))
+        .executeTakeFirst();
+      return row && toJob(row);
+    },
+
+    async countJobItems(jobId) {
+      const rows = await db
+        .selectFrom('job_items')
+        .select((eb) => ['state', eb.fn.countAll<number | string>().as('count')])
+        .where('job_id', '=', jobId)
+        .groupBy('state')
+        .execute();
+      const counts: JobCounts = { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+      for (const row of rows) counts[row.state] = Number(row.count);
+      return counts;
+    },
+
+    async listJobItems(jobId, offset, limit) {
+      const rows = await db.selectFrom('job_items').selectAll().where('job_id', '=', jobId).orderBy('item_index').offset(offset).limit(limit).execute();
+      return rows.map(toItem);
+    },
+
+    async findJobItem(jobId, index) {
+      const row = await db.selectFrom('job_items').selectAll().where('job_id', '=', jobId).where('item_index', '=', index).executeTakeFirst();
+      return row && toItem(row);
+    },
+
+    async openJobLoad(userTokenId) {
+      const jobs = await db
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .where('user_token_id', '=', userTokenId)
+        .where('status', 'in', OPEN)
+        .executeTakeFirstOrThrow();
+      const items = await db
+        .selectFrom('job_items as i')
+        .innerJoin('jobs as j', 'j.id', 'i.job_id')
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .where('j.user_token_id', '=', userTokenId)
+        .where('j.status', 'in', OPEN)
+        .where('i.state', '=', 'queued')
+        .executeTakeFirstOrThrow();
+      return { openJobs: Number(jobs.count), queuedItems: Number(items.count) };
+    },
+
+    async cancelJob(jobId, at) {
+      return db.transaction().execute(async (trx) => {
+        const cancelled = await trx.updateTable('jobs').set({ status: 'cancelled', finished_at: at }).where('id', '=', jobId).where('status', 'in', OPEN).executeTakeFirst();
+        if (Number(cancelled.numUpdatedRows) === 0) return false;
+        await trx.updateTable('job_items').set({ state: 'cancelled', finished_at: at }).where('job_id', '=', jobId).where('state', 'in', OPEN).execute();
+        return true;
+      });
+    },
+
+    async listOpenJobs() {
+      const rows = await db.selectFrom('jobs').select(['id', 'user_token_id']).where('status', 'in', OPEN).orderBy('created_at').orderBy('id').execute();
+      return rows.map((row) => ({ id: row.id, userTokenId: row.user_token_id }));
+    },
+
+    async claimJobItem(jobId) {
+      return db.transaction().execute(async (trx): Promise<ClaimedJobItem | undefined> => {
+        const job = await trx.selectFrom('jobs').select(['user_token_id', 'options']).where('id', '=', jobId).where('status', 'in', OPEN).executeTakeFirst();
+        if (!job) return undefined;
+        const item = await trx
+          .selectFrom('job_items')
+          .select(['item_index', 'image_url', 'input_path', 'attempts'])
+          .where('job_id', '=', jobId)
+          .where('state', '=', 'queued')
+          .orderBy('item_index')
+          .limit(1)
+          .executeTakeFirst();
+        if (!item) return undefined;
+        const attempt = Number(item.attempts) + 1;
+        const taken = await trx
+          .updateTable('job_items')
+          .set({ state: 'running', attempts: attempt })
+          .where('job_id', '=', jobId)
+          .where('item_index', '=', item.item_index)
+          .where('state', '=', 'queued')
+          .executeTakeFirst();
+        if (Number(taken.numUpdatedRows) === 0) return undefined;
+        await trx.updateTable('jobs').set({ status: 'running' }).where('id', '=', jobId).where('status', '=', 'queued').execute();
+        return { jobId, index: Number(item.item_index), imageUrl: item.image_url, inputPath: item.input_path, userTokenId: job.user_token_id, options: JSON.parse(job.options) as Record<string, unknown>, attempt };
+      });
+    },
+
+    async finishJobItem(claim, outcome, at) {
+      return db.transaction().execute(async (trx) => {
+        const ended = await trx
+          .updateTable('job_items')
+          .set(
+            outcome.state === 'succeeded'
+              ? { state: 'succeeded', result_path: outcome.resultPath, content_type: outcome.contentType, finished_at: at }
+              : { state: 'failed', problem_code: outcome.problemCode, problem_detail: outcome.problemDetail, finished_at: at },
+          )
+          .where('job_id', '=', claim.jobId)
+          .where('item_index', '=', claim.index)
+          .where('state', '=', 'running')
+          .where('attempts', '=', claim.attempt)
+          .executeTakeFirst();
+        if (Number(ended.numUpdatedRows) === 0) return false;
+        const usage = outcome.state === 'succeeded' ? 'succeeded' : outcome.status < 500 ? 'refused' : 'failed';
+        await upsertUsage(trx, claim.userTokenId, at.slice(0, 10), usage, outcome.state === 'succeeded' ? outcome.megapixels : 0);
+        await settleJob(trx, claim.jobId, at);
+        return true;
+      });
+    },
+
+    async returnJobItem(claim) {
+      await db
+        .updateTable('job_items')
+        .set({ state: 'queued' })
+        .where('job_id', '=', claim.jobId)
+        .where('item_index', '=', claim.index)
+        .where('state', '=', 'running')
+        .where('attempts', '=', claim.attempt)
+        .execute();
+    },
+
+    async requeueRunningJobItems() {
+      const result = await db.updateTable('job_items').set({ state: 'queued' }).where('state', '=', 'running').executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async listJobsFinishedBefore(before) {
+      const rows = await db.selectFrom('jobs').select('id').where('finished_at', '<', before).execute();
+      return rows.map((row) => row.id);
+    },
+
+    async deleteJob(jobId) {
+      await db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('job_items').where('job_id', '=', jobId).execute();
+        await trx.deleteFrom('jobs').where('id', '=', jobId).execute();
+      });
+    },
+  };
+}

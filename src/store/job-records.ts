@@ -1,0 +1,124 @@
+/** A job's status: `queued` until an item starts, `running`, then `done` or `cancelled`. */
+export type JobStatus = 'queued' | 'running' | 'done' | 'cancelled';
+
+/** One item's state; `succeeded` and `failed` are final, and so is `cancelled`. */
+export type JobItemState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** A job as created by `POST /api/v1/jobs`, before its first item runs. */
+export interface NewJob {
+  /** Random and unguessable (`src/jobs/job-ids.ts`). */
+  id: string;
+  userTokenId: string;
+  /** The output options as the client sent them, already checked by the option table. */
+  options: Record<string, unknown>;
+  createdAt: string;
+  webhookUrl: string | null;
+  idempotencyKey: string | null;
+  bodyHash: string | null;
+}
+
+/** One image of a new job, in the order the client listed them. */
+export interface NewJobItem {
+  /** The client's own id, for the result's file name. */
+  clientId: string | null;
+  /** The image's URL, or null for an uploaded one. */
+  imageUrl: string | null;
+  /** An uploaded image, relative to the data directory. */
+  inputPath?: string | null;
+}
+
+/** A stored job. `accountId` is the creating token's account, null for a token made before any account. */
+export interface JobRecord {
+  id: string;
+  accountId: string | null;
+  userTokenId: string;
+  options: Record<string, unknown>;
+  status: JobStatus;
+  createdAt: string;
+  finishedAt: string | null;
+  webhookUrl: string | null;
+  itemCount: number;
+  bodyHash: string | null;
+}
+
+/** A stored item. */
+export interface JobItemRecord {
+  index: number;
+  clientId: string | null;
+  imageUrl: string | null;
+  inputPath: string | null;
+  state: JobItemState;
+  problemCode: string | null;
+  problemDetail: string | null;
+  /** Relative to the data directory. */
+  resultPath: string | null;
+  contentType: string | null;
+  attempts: number;
+}
+
+/** How many of a job's items are in each state. */
+export type JobCounts = Record<JobItemState, number>;
+
+/** An item the runner has taken: marked `running`, its attempt counted. */
+export interface ClaimedJobItem {
+  jobId: string;
+  index: number;
+  /** Where to fetch the image, or null when it was uploaded to `inputPath`. */
+  imageUrl: string | null;
+  inputPath: string | null;
+  userTokenId: string;
+  options: Record<string, unknown>;
+  /** This claim's attempt; the item's state changes only for the claim that holds it. */
+  attempt: number;
+}
+
+/** How a claimed item ended. */
+export type JobItemOutcome =
+  | { state: 'succeeded'; resultPath: string; contentType: string; megapixels: number }
+  | { state: 'failed'; problemCode: string; problemDetail: string; status: number };
+
+/**
+ * The jobs' part of the store: jobs, their items, and the runner's claims on them. Owner
+ * checks are part of the queries: a job found with `userTokenId` belongs to that token's
+ * account (or, for a token without one, to the token itself).
+ */
+export interface JobStore {
+  /** Inserts a job and its items in one transaction. */
+  createJob(job: NewJob, items: readonly NewJobItem[]): Promise<void>;
+  /** The job a token made with an idempotency key, if any. */
+  findJobByIdempotencyKey(userTokenId: string, key: string): Promise<JobRecord | undefined>;
+  /** Frees an old job's idempotency key for a new job. */
+  releaseIdempotencyKey(jobId: string): Promise<void>;
+  /** The job, if it exists and belongs to the account (or token) of `userTokenId`. */
+  findJob(jobId: string, userTokenId: string): Promise<JobRecord | undefined>;
+  countJobItems(jobId: string): Promise<JobCounts>;
+  /** Items by index, from `offset`, at most `limit`. */
+  listJobItems(jobId: string, offset: number, limit: number): Promise<JobItemRecord[]>;
+  findJobItem(jobId: string, index: number): Promise<JobItemRecord | undefined>;
+  /** A token's unfinished jobs and their queued items, for its caps. */
+  openJobLoad(userTokenId: string): Promise<{ openJobs: number; queuedItems: number }>;
+  /**
+   * Cancels an unfinished job: the job and its queued and running items become `cancelled`;
+   * finished items keep their results. False when the job was already done or cancelled.
+   */
+  cancelJob(jobId: string, at: string): Promise<boolean>;
+  /** Unfinished jobs, oldest first, with the token that made each: the runner's turns. */
+  listOpenJobs(): Promise<{ id: string; userTokenId: string }[]>;
+  /** Takes the job's first queued item for the runner, if another did not take it first. */
+  claimJobItem(jobId: string): Promise<ClaimedJobItem | undefined>;
+  /**
+   * Ends a claimed item and, in the same transaction, counts it in the token's usage as a
+   * synchronous request would be counted, and marks the job done when it was its last item.
+   * False, and nothing written, when the claim is no longer the item's (cancelled, or taken
+   * again after a restart).
+   */
+  finishJobItem(claim: ClaimedJobItem, outcome: JobItemOutcome, at: string): Promise<boolean>;
+  /** Puts a claimed item back in the queue (the server was busy or stopping). */
+  returnJobItem(claim: ClaimedJobItem): Promise<void>;
+  /** At start: every `running` item, whose runner is gone, back to `queued`; returns how many. */
+  requeueRunningJobItems(): Promise<number>;
+  /** Jobs that finished before `before`. */
+  listJobsFinishedBefore(before: string): Promise<string[]>;
+  /** Deletes a job and its items. */
+  deleteJob(jobId: string): Promise<void>;
+}

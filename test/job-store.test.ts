@@ -1,0 +1,151 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { NewJob } from '../src/store/job-records.js';
+import type { Store } from '../src/store/store.js';
+import { freshStoreEach, storeEngines } from './helpers/stores.js';
+
+/** The jobs' queries, on SQLite and (with DATABASE_URL) PostgreSQL: the same answers from both. */
+
+const T0 = '2030-01-01T00:00:00.000Z';
+const at = (seconds: number) => new Date(Date.parse(T0) + seconds * 1000).toISOString();
+
+async function userToken(store: Store, accountId: string | null = null): Promise<string> {
+  const id = randomUUID();
+  await store.createUserToken({ id, name: id, tokenHash: randomBytes(32).toString('hex'), prefix: 'cut_user_x', createdAt: T0, expiresAt: null, accountId });
+  return id;
+}
+
+const newJob = (userTokenId: string, fields: Partial<NewJob> = {}): NewJob => ({
+  id: `job_${randomBytes(16).toString('base64url')}`,
+  userTokenId,
+  options: { format: 'webp', crop: true },
+  createdAt: T0,
+  webhookUrl: null,
+  idempotencyKey: null,
+  bodyHash: null,
+  ...fields,
+});
+const urls = (n: number) => Array.from({ length: n }, (_, index) => ({ imageUrl: `https://example.com/${index}.jpg`, clientId: index % 2 ? `sku-${index}` : null }));
+
+for (const engine of storeEngines()) {
+  describe.skipIf(engine.skip)(`${engine.name} job store`, () => {
+    const fresh = freshStoreEach(engine);
+
+    it('keeps a job and its items, in order, in several inserts when the list is long', async () => {
+      const token = await userToken(fresh.store);
+      const job = newJob(token, { webhookUrl: 'https://example.com/hook' });
+      await fresh.store.createJob(job, urls(2500));
+      expect(await fresh.store.findJob(job.id, token)).toEqual({
+        id: job.id,
+        accountId: null,
+        userTokenId: token,
+        options: { format: 'webp', crop: true },
+        status: 'queued',
+        createdAt: T0,
+        finishedAt: null,
+        webhookUrl: 'https://example.com/hook',
+        itemCount: 2500,
+        bodyHash: null,
+      });
+      expect(await fresh.store.countJobItems(job.id)).toEqual({ queued: 2500, running: 0, succeeded: 0, failed: 0, cancelled: 0 });
+      const page = await fresh.store.listJobItems(job.id, 1000, 2);
+      expect(page).toEqual([
+        { index: 1000, clientId: null, imageUrl: 'https://example.com/1000.jpg', inputPath: null, state: 'queued', problemCode: null, problemDetail: null, resultPath: null, contentType: null, attempts: 0 },
+        { index: 1001, clientId: 'sku-1001', imageUrl: 'https://example.com/1001.jpg', inputPath: null, state: 'queued', problemCode: null, problemDetail: null, resultPath: null, contentType: null, attempts: 0 },
+      ]);
+      expect(await fresh.store.openJobLoad(token)).toEqual({ openJobs: 1, queuedItems: 2500 });
+    });
+
+    it('finds a job for its account\'s tokens only; a token without an account sees only its own', async () => {
+      const loner = await userToken(fresh.store);
+      const account = await fresh.store.createAccount({ id: randomUUID(), email: 'a@example.com', passwordHash: 'x', createdAt: T0 });
+      const other = await fresh.store.createAccount({ id: randomUUID(), email: 'b@example.com', passwordHash: 'x', createdAt: T0 });
+      // The first account adopted the token made before it.
+      const colleague = await userToken(fresh.store, account.id);
+      const stranger = await userToken(fresh.store, other.id);
+      const job = newJob(loner);
+      await fresh.store.createJob(job, urls(1));
+      expect((await fresh.store.findJob(job.id, loner))?.accountId).toBe(account.id);
+      expect(await fresh.store.findJob(job.id, colleague)).toBeDefined();
+      expect(await fresh.store.findJob(job.id, stranger)).toBeUndefined();
+      expect(await fresh.store.findJob('job_nothing', loner)).toBeUndefined();
+    });
+
+    it('hands each item to one claim, counts it once with the claim that ends it, and marks the job done after the last', async () => {
+      const token = await userToken(fresh.store);
+      const account = await fresh.store.createAccount({ id: randomUUID(), email: 'c@example.com', passwordHash: 'x', createdAt: T0 });
+      const job = newJob(token);
+      await fresh.store.createJob(job, urls(2));
+      const first = await fresh.store.claimJobItem(job.id);
+      const second = await fresh.store.claimJobItem(job.id);
+      expect([first?.index, second?.index, first?.attempt, first?.options]).toEqual([0, 1, 1, { format: 'webp', crop: true }]);
+      expect(await fresh.store.claimJobItem(job.id)).toBeUndefined();
+      expect((await fresh.store.findJob(job.id, token))?.status).toBe('running');
+
+      const success = { state: 'succeeded', resultPath: `jobs/${job.id}/0.webp`, contentType: 'image/webp', megapixels: 2 } as const;
+      expect(await fresh.store.finishJobItem(first!, success, at(10))).toBe(true);
+      expect(await fresh.store.finishJobItem(first!, success, at(11))).toBe(false);
+      expect((await fresh.store.findJob(job.id, token))?.status).toBe('running');
+      const failure = { state: 'failed', problemCode: 'image_decode_failed', problemDetail: 'corrupt', status: 422 } as const;
+      expect(await fresh.store.finishJobItem(second!, failure, at(20))).toBe(true);
+
+      expect(await fresh.store.findJob(job.id, token)).toMatchObject({ status: 'done', finishedAt: at(20) });
+      expect(await fresh.store.findJobItem(job.id, 1)).toMatchObject({ state: 'failed', problemCode: 'image_decode_failed', problemDetail: 'corrupt', attempts: 1 });
+      expect(await fresh.store.listDailyUsage(account.id, '2030-01-01')).toEqual([{ userTokenId: token, day: '2030-01-01', succeeded: 1, refused: 1, failed: 0, megapixels: 2 }]);
+      expect(await fresh.store.listJobsFinishedBefore(at(20))).toEqual([]);
+      expect(await fresh.store.listJobsFinishedBefore(at(21))).toEqual([job.id]);
+      await fresh.store.deleteJob(job.id);
+      expect(await fresh.store.findJob(job.id, token)).toBeUndefined();
+      expect(await fresh.store.listJobItems(job.id, 0, 10)).toEqual([]);
+    });
+
+    it('after a restart, queues running items again; the old claim can no longer end them', async () => {
+      const token = await userToken(fresh.store);
+      const job = newJob(token);
+      await fresh.store.createJob(job, urls(1));
+      const old = (await fresh.store.claimJobItem(job.id))!;
+      expect(await fresh.store.requeueRunningJobItems()).toBe(1);
+      const renewed = (await fresh.store.claimJobItem(job.id))!;
+      expect(renewed.attempt).toBe(2);
+      const success = { state: 'succeeded', resultPath: 'x', contentType: 'image/png', megapixels: 1 } as const;
+      expect(await fresh.store.finishJobItem(old, success, at(1))).toBe(false);
+      await fresh.store.returnJobItem(old);
+      expect((await fresh.store.findJobItem(job.id, 0))?.state).toBe('running');
+      await fresh.store.returnJobItem(renewed);
+      expect((await fresh.store.findJobItem(job.id, 0))?.state).toBe('queued');
+    });
+
+    it('cancels the waiting and running items of an unfinished job only, and keeps the finished ones', async () => {
+      const token = await userToken(fresh.store);
+      const job = newJob(token);
+      await fresh.store.createJob(job, urls(3));
+      const done = (await fresh.store.claimJobItem(job.id))!;
+      await fresh.store.finishJobItem(done, { state: 'succeeded', resultPath: 'x', contentType: 'image/png', megapixels: 1 }, at(1));
+      const running = (await fresh.store.claimJobItem(job.id))!;
+      expect(await fresh.store.cancelJob(job.id, at(2))).toBe(true);
+      expect(await fresh.store.cancelJob(job.id, at(3))).toBe(false);
+      expect(await fresh.store.countJobItems(job.id)).toEqual({ queued: 0, running: 0, succeeded: 1, failed: 0, cancelled: 2 });
+      expect(await fresh.store.finishJobItem(running, { state: 'succeeded', resultPath: 'y', contentType: 'image/png', megapixels: 1 }, at(4))).toBe(false);
+      expect(await fresh.store.claimJobItem(job.id)).toBeUndefined();
+      expect(await fresh.store.findJob(job.id, token)).toMatchObject({ status: 'cancelled', finishedAt: at(2) });
+      expect(await fresh.store.openJobLoad(token)).toEqual({ openJobs: 0, queuedItems: 0 });
+      expect(await fresh.store.listOpenJobs()).toEqual([]);
+    });
+
+    it('keeps an idempotency key to one job of a token until it is released', async () => {
+      const token = await userToken(fresh.store);
+      const first = newJob(token, { idempotencyKey: 'k', bodyHash: 'h1' });
+      await fresh.store.createJob(first, urls(1));
+      await expect(fresh.store.createJob(newJob(token, { idempotencyKey: 'k' }), urls(1))).rejects.toThrow();
+      // Another token may use the same key.
+      await fresh.store.createJob(newJob(await userToken(fresh.store), { idempotencyKey: 'k' }), urls(1));
+      expect((await fresh.store.findJobByIdempotencyKey(token, 'k'))?.id).toBe(first.id);
+      await fresh.store.releaseIdempotencyKey(first.id);
+      expect(await fresh.store.findJobByIdempotencyKey(token, 'k')).toBeUndefined();
+      const second = newJob(token, { idempotencyKey: 'k' });
+      await fresh.store.createJob(second, urls(1));
+      expect((await fresh.store.findJobByIdempotencyKey(token, 'k'))?.id).toBe(second.id);
+      expect((await fresh.store.listOpenJobs()).filter((job) => job.userTokenId === token).map((job) => job.id).sort()).toEqual([first.id, second.id].sort());
+    });
+  });
+}
