@@ -21,7 +21,7 @@ export interface WireUse {
 /** One option, declared once: every reader, schema, flag, type and table comes from here. */
 export interface OptionDeclaration<T> {
   kind: ValueKind<T>;
-  /** Where its value goes in the removal's options; absent: it has no effect of its own (or one of the rules between options gives it one, `output-options.ts`). */
+  /** Where its value goes in the removal's options; absent: it has no effect of its own (or one of the rules between options gives it one, `read-options.ts`). */
   apply?: (value: T, into: OutputOptions) => void;
   /** What the answer is laid over: at most one such option a request (with remove.bg's `bg_image_file`), and none with `channels=alpha`. */
   background?: true;
@@ -64,8 +64,8 @@ const MAX_SIDE = 65_535;
  *
  * A new option goes here (and its effect in the finishing steps); the native JSON and form
  * reading, remove.bg's and Photoroom's reading, the request schema of the OpenAPI document,
- * the CLI's flags, the SDK's option type (`npx tsx scripts/client-options.ts`) and the
- * upload's field limit all follow from this table.
+ * the CLI's flags, try-it's "More options", the SDK's option type (`npx tsx
+ * scripts/client-options.ts`) and the upload's field limit all follow from this table.
  */
 export const OPTIONS = {
   format: declare({
