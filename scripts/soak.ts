@@ -175,7 +175,7 @@ try {
   const settled = await mib('VmRSS');
 
   const f = (n: number) => n.toFixed(0);
-  const seconds = (list: Outcome[], p: number) => (percentile(list.map((o) => o.ms), p) / 1000).toFixed(2);
+  const seconds = (list: Outcome[], p: number) => (list.length === 0 ? '–' : (percentile(list.map((o) => o.ms), p) / 1000).toFixed(2));
   console.log(`\nRSS: before ${f(before)} MiB; peak (VmHWM) ${f(peak)} MiB; highest sample ${f(Math.max(...samples))} MiB; at the end ${f(atEnd)} MiB; ${settleSeconds} s later ${f(settled)} MiB (${(((settled - before) / before) * 100).toFixed(1)} % from before)`);
   console.log(`load average: alone ${loadAlone}; each minute ${loads.join(' | ')}; at the end ${loadAtEnd}`);
   const counts = new Map<string, number>();
@@ -189,7 +189,7 @@ try {
   const unexpected = valid.filter((o) => o.status !== 200 && !(o.status === 503 && o.retryAfter !== undefined));
   console.log(`valid requests answered other than 200 or 503 with Retry-After: ${unexpected.length}`);
   const refused = outcomes.filter((o) => o.kind === 'private bg_image_url');
-  const ms = (list: Outcome[], p: number) => percentile(list.map((o) => o.ms), p).toFixed(1);
+  const ms = (list: Outcome[], p: number) => (list.length === 0 ? '–' : percentile(list.map((o) => o.ms), p).toFixed(1));
   console.log(
     `private bg_image_url refused (${[...new Set(refusedAlone.map((o) => `${o.status} ${o.code}`))].join(', ')}): on an idle server median ${ms(refusedAlone, 50)} ms, max ${ms(refusedAlone, 100)} ms; ` +
       `beside the others median ${ms(refused, 50)} ms, p95 ${ms(refused, 95)} ms, max ${ms(refused, 100)} ms`,
