@@ -129,6 +129,13 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     description: 'Images that may wait for the model; past this a request gets 503 with Retry-After.',
   }),
+  memoryBudget: Type.Integer({
+    env: 'CUTOUT_MEMORY_BUDGET',
+    default: 768 * MB,
+    minimum: 16 * MB,
+    description:
+      'Bytes of decoded pixels, intermediate images and encoded answers that the removals in flight and waiting for the model may hold together, estimated for each from its header and its options before its photo is decoded; past it a request waits, or gets 503 over_memory_budget with Retry-After at once when its estimate alone is larger (docs/configuration.md, "The memory budget").',
+  }),
   rateLimit: Type.Integer({
     env: 'CUTOUT_RATE_LIMIT',
     default: 60,

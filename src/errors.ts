@@ -45,6 +45,11 @@ export const ERRORS = {
   internal_error: { status: 500, title: 'Internal error', message: 'Something went wrong on our side.' },
   upstream_fetch_failed: { status: 502, title: 'Fetching the image failed', message: 'The image URL could not be fetched.' },
   queue_full: { status: 503, title: 'Busy', message: 'Too many images are waiting; retry shortly.' },
+  over_memory_budget: {
+    status: 503,
+    title: 'Too large for this server',
+    message: "The image with these options needs more memory than the server's budget for all requests together; send a smaller image or ask for a smaller answer.",
+  },
   not_ready: { status: 503, title: 'Not ready', message: 'The model is still loading.' },
   store_unavailable: { status: 503, title: 'Storage unavailable', message: 'The database cannot be reached right now; retry shortly.' },
   upstream_timeout: { status: 504, title: 'Fetching the image timed out', message: 'The image URL did not answer in time.' },

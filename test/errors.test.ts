@@ -342,6 +342,18 @@ describe('the service itself', () => {
       await busy.close();
     }
   });
+
+  it('an image whose estimate alone is over the memory budget → over_memory_budget with Retry-After, at once', async () => {
+    const small = await startTestApp({ memoryBudget: 16 * 2 ** 20 }, { model: ModelService.ofSegmenter(fakeSegmenter()) });
+    try {
+      const large = await makePhoto('jpeg', 3000, 2000);
+      const refused = await small.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: await small.managedToken() }, payload: base64Body(large) });
+      problem(refused, 'over_memory_budget');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    } finally {
+      await small.close();
+    }
+  });
 });
 
 describe('jobs', () => {

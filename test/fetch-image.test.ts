@@ -334,7 +334,7 @@ describe('fetchImage', () => {
       fetchImage(`http://127.0.0.1:${server.port}/`, { ...BASE, allowPrivate: true, timeoutMs: 600_000 }),
       'payload_too_large',
     );
-    expect(error.message).toBe('The fetched image exceeds 1024 bytes.');
+    expect(error.message).toBe('image_url: the fetched image exceeds 1024 bytes.');
   });
 
   it('stops a chunked body as soon as it passes maxBytes', async () => {

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,6 +61,17 @@ describe('HEIC threads', () => {
       for (let i = 0; i < expected.length; i++) sum += Math.abs(expected[i] - image.data[i]);
       expect(sum / expected.length).toBeLessThan(4); // HEIC is lossy
       expect(await threads.readable(png, 1e6)).toBe(png); // anything else passes as it is
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it('leaves no listener on the request\'s signal once an HEIC is decoded, so a signal that outlives it keeps no pixels', async () => {
+    const threads = new HeicThread();
+    try {
+      const controller = new AbortController();
+      pixelsOf(await threads.readable(tiny, 1e6, controller.signal));
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     } finally {
       await threads.close();
     }

@@ -36,6 +36,16 @@ export async function compatRoutes(app: FastifyInstance): Promise<void> {
   const { config } = app;
   if (!config.compatApi) return;
 
+  // An unknown path or method under a compatible prefix is answered in that API's error body.
+  for (const [prefix, shape] of [['/v1.0', 'removebg'], ['/v1', 'photoroom']] as const) {
+    await app.register(
+      async (scope) => {
+        scope.setNotFoundHandler((request, reply) => sendCompatError(request, reply, new CutoutError('not_found', `No endpoint ${request.method} ${request.url.split('?')[0]}.`), shape));
+      },
+      { prefix },
+    );
+  }
+
   await app.register(async (scope) => {
     scope.setErrorHandler((error, request, reply) => sendCompatError(request, reply, error, 'removebg'));
     scope.addHook('onRequest', async (request) => {
@@ -71,6 +81,9 @@ export async function compatRoutes(app: FastifyInstance): Promise<void> {
 
       const remove = async (request: FastifyRequest, reply: FastifyReply, read: (body: CompatBody) => CompatRequest, wire: AnswerWire) => {
         const compat = read(await readCompatBody(request));
+        // Before the photo is fetched or anything waits: a background URL refused as written.
+        const background = compat.background;
+        if (background?.kind === 'url') refuseOr(() => app.removals.checkUrl(background.url, 'bg_image_url'), 'failed_bg_download');
         const signal = app.removals.signalFor(reply);
         const backgroundImage =
           compat.background?.kind === 'file'
@@ -110,14 +123,29 @@ async function photoBytes(app: FastifyInstance, compat: CompatRequest, signal: A
   return fetchOr(app.removals.fetch(source.url, 'image_url', signal), 'failed_image_download');
 }
 
+type DownloadCode = 'failed_image_download' | 'failed_bg_download';
+
 /** A fetch whose refusal or failure (bad address, HTTP error, timeout) is remove.bg's download error; its size limit stays file_too_large. */
-function fetchOr(fetching: Promise<Uint8Array>, code: 'failed_image_download' | 'failed_bg_download'): Promise<Uint8Array> {
+function fetchOr(fetching: Promise<Uint8Array>, code: DownloadCode): Promise<Uint8Array> {
   return fetching.catch((error: unknown) => {
-    if (error instanceof CutoutError && ['url_not_allowed', 'upstream_fetch_failed', 'upstream_timeout', 'invalid_request'].includes(error.code)) {
-      throw new OptionValueError(code, error.message, { cause: error });
-    }
-    throw error;
+    throw asDownloadError(error, code);
   });
+}
+
+/** Runs a check of a URL, its refusal as remove.bg's download error. */
+function refuseOr(check: () => void, code: DownloadCode): void {
+  try {
+    check();
+  } catch (error) {
+    throw asDownloadError(error, code);
+  }
+}
+
+function asDownloadError(error: unknown, code: DownloadCode): unknown {
+  if (error instanceof CutoutError && ['url_not_allowed', 'upstream_fetch_failed', 'upstream_timeout', 'invalid_request'].includes(error.code)) {
+    return new OptionValueError(code, error.message, { cause: error });
+  }
+  return error;
 }
 
 /**

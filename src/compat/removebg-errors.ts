@@ -71,6 +71,7 @@ const FROM_NATIVE: Record<ErrorCode, RemoveBgCode> = {
   internal_error: 'unknown_error',
   upstream_fetch_failed: 'failed_image_download',
   queue_full: 'service_unavailable',
+  over_memory_budget: 'service_unavailable',
   not_ready: 'service_unavailable',
   store_unavailable: 'service_unavailable',
   upstream_timeout: 'failed_image_download',

@@ -73,7 +73,7 @@ export async function fetchImageWithPolicy(url: string, options: FetchImageOptio
         response.destroy();
         throw new CutoutError('upstream_fetch_failed', `${subject} answered HTTP ${status}.`);
       }
-      return await readBody(response, options.maxBytes);
+      return await readBody(response, options.maxBytes, field);
     }
   } catch (error) {
     throw deadline.explain(error);
@@ -82,8 +82,23 @@ export async function fetchImageWithPolicy(url: string, options: FetchImageOptio
   }
 }
 
+/**
+ * The checks of {@link fetchImage} that need no DNS and no connection, for refusing a URL
+ * before the request waits for anything: scheme, credentials, the host lists, and a host
+ * written as an IP address judged by the address policy. Throws `url_not_allowed`; a URL
+ * that passes may still be refused by the fetch, once its host name is resolved.
+ *
+ * @example checkUrlLiterally('http://10.0.0.1/bg.png', { allowPrivate: false }, 'bg_image_url') // throws url_not_allowed
+ */
+export function checkUrlLiterally(url: string, options: Pick<FetchImageOptions, 'allowPrivate' | 'allowHosts' | 'denyHosts'>, field: string): void {
+  const host = hostOf(checkUrl(url, options, field));
+  const literal = parseAddress(host);
+  const reason = literal && addressPolicy(options.allowPrivate)(literal);
+  if (reason !== undefined) throw new CutoutError('url_not_allowed', `${field}: ${host} is not a public address (${reason}).`);
+}
+
 /** Parses a URL and applies the checks that need no DNS: scheme, credentials, host lists. */
-function checkUrl(url: string, options: FetchImageOptions, subject: string): URL {
+function checkUrl(url: string, options: Pick<FetchImageOptions, 'allowHosts' | 'denyHosts'>, subject: string): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -205,8 +220,8 @@ function resolveLocation(location: string, base: URL, field: string): string {
 }
 
 /** Reads the body, refusing it as soon as it is known or counted to exceed maxBytes. */
-async function readBody(response: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const tooLarge = () => new CutoutError('payload_too_large', `The fetched image exceeds ${maxBytes} bytes.`);
+async function readBody(response: IncomingMessage, maxBytes: number, field: string): Promise<Buffer> {
+  const tooLarge = () => new CutoutError('payload_too_large', `${field}: the fetched image exceeds ${maxBytes} bytes.`);
   if (Number(response.headers['content-length']) > maxBytes) {
     response.destroy();
     throw tooLarge();

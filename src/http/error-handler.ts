@@ -72,7 +72,7 @@ export const errorHandlerPlugin = fp(
       if (error instanceof StoreUnavailableError) {
         // Every request says it while the database is away: the driver's message, not a stack each time.
         request.log.warn({ code: problem.code, cause: String(error.cause) }, 'request refused: the database cannot be reached');
-      } else if (problem.status >= 500 && problem.code !== 'queue_full' && problem.code !== 'not_ready') {
+      } else if (problem.status >= 500 && problem.code !== 'queue_full' && problem.code !== 'over_memory_budget' && problem.code !== 'not_ready') {
         request.log.error({ err: error }, 'request failed');
       } else {
         request.log.info({ code: problem.code, detail: problem.message }, 'request refused');

@@ -32,7 +32,11 @@ export async function readFormParts(request: FastifyRequest, fileParts: readonly
         throw new CutoutError('invalid_request', `The file part is named "${part.fieldname}"; it must be named ${fileParts.map((name) => `"${name}"`).join(' or ')}.`);
       }
       if (files[part.fieldname]) throw new CutoutError('invalid_request', `Send one file part named "${part.fieldname}", not several.`);
-      files[part.fieldname] = await part.toBuffer();
+      files[part.fieldname] = await part.toBuffer().catch((error: unknown) => {
+        // The plugin's message does not say which part was too large; a form may have two.
+        if ((error as { code?: string }).code !== 'FST_REQ_FILE_TOO_LARGE') throw error;
+        throw new CutoutError('payload_too_large', `${part.fieldname}: the file is larger than the byte limit.`, { cause: error });
+      });
     }
   } catch (error) {
     // Size and count limits carry a Fastify code; busboy's own parse errors are plain Errors.

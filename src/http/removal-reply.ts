@@ -34,7 +34,7 @@ export async function answerRemoval(
   wire: AnswerWire,
 ): Promise<FastifyReply> {
   const { raw, format } = chooseAnswer(request.headers.accept, work.removal.options?.format, wire.negotiation);
-  const result = await app.removals.remove(work.photo, work.signal, { ...work.removal, format });
+  const result = await app.removals.remove(work.photo, work.signal, { ...work.removal, format, base64Answer: !raw });
   request.inputMegapixels = (result.input.width * result.input.height) / 1e6;
   request.removalTimings = { ...result.timings, model: result.model, looks: result.looks };
   reply.header('server-timing', Object.entries(result.timings).map(([stage, ms]) => `${stage};dur=${ms.toFixed(1)}`).join(', '));

@@ -4,7 +4,7 @@ import type { Box } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
 import type { Length, RegionOfInterest } from './answer-spec.js';
 import { isDecodedPixels, type DecodedPixels, type PhotoInput } from './photo-input.js';
-import { sniffImageFormat, type ImageFormat } from './sniff-format.js';
+import { isHeif, sniffImageFormat, type ImageFormat } from './sniff-format.js';
 
 /**
  * Opens the photo with sharp: encoded bytes after checking they are an accepted format,
@@ -68,6 +68,19 @@ export async function heifHeader(heic: Uint8Array): Promise<{ width: number; hei
     // A header sharp cannot read: libheif may still decode the pixels, and the photo is taken as it stands.
     return undefined;
   }
+}
+
+/**
+ * An encoded photo's size from its header, before anything waits or decodes: sharp's
+ * metadata, or for an HEIC/HEIF the header {@link heifHeader} reads (undefined when sharp
+ * cannot read it: libheif may still decode it). Refuses as the decode would: 415
+ * unsupported_image_format, 422 too_many_pixels or image_decode_failed.
+ */
+export async function headerSize(photo: Uint8Array, maxPixels: number): Promise<{ width: number; height: number; heic: boolean } | undefined> {
+  if (!isHeif(photo)) return { ...(await orientedSize(photo, maxPixels)), heic: false };
+  const header = await heifHeader(photo);
+  if (header && header.width * header.height > maxPixels) throw new CutoutError('too_many_pixels', `The image has more than ${maxPixels} pixels.`);
+  return header && { width: header.width, height: header.height, heic: true };
 }
 
 /** The photo's width and height once its EXIF orientation is applied, from its header. */

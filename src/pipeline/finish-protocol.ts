@@ -32,7 +32,7 @@ export interface FinishSpec {
 export type FinishRequest =
   | { type: 'begin'; id: number; photo: PhotoInput; maxPixels: number; spec: FinishSpec }
   | { type: 'prepare'; id: number; modelInput: RawImage }
-  | { type: 'finish'; id: number; mask: RawImage; region?: Box; view?: Box; backgroundImage?: PhotoInput }
+  | { type: 'finish'; id: number; mask: RawImage; region?: Box; view?: Box; backgroundImage?: PhotoInput; backgroundField?: string }
   | { type: 'drop'; id: number };
 
 /** Milliseconds of the steps on the finish thread. */

@@ -32,6 +32,8 @@ export interface FinishInputs {
   region?: Box;
   /** The background image (its bytes, or an HEIC's pixels), when the answer is composited onto one. */
   backgroundImage?: PhotoInput;
+  /** The request field the background image came from, as its errors name it; default `bg_image_url`. */
+  backgroundField?: string;
 }
 
 /**
@@ -129,7 +131,7 @@ async function backgroundFor(answer: AnswerSpec, inputs: FinishInputs, cutout: R
   if (answer.background) {
     if (!inputs.backgroundImage) throw new Error('the answer has a background image, but none came with finish');
     const image = await decodeBackground(inputs.backgroundImage, { maxPixels, width: cutout.width, height: cutout.height }).catch((error: unknown) => {
-      throw error instanceof CutoutError ? new CutoutError(error.code, `bg_image_url: ${error.message}`, { cause: error.cause }) : error;
+      throw error instanceof CutoutError ? new CutoutError(error.code, `${inputs.backgroundField ?? 'bg_image_url'}: ${error.message}`, { cause: error.cause }) : error;
     });
     return { image };
   }

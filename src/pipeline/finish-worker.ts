@@ -37,12 +37,12 @@ function prepare({ id, modelInput }: Extract<FinishRequest, { type: 'prepare' }>
   }
 }
 
-async function finish({ id, mask, region, view, backgroundImage }: Extract<FinishRequest, { type: 'finish' }>): Promise<FinishResult> {
+async function finish({ id, mask, region, view, backgroundImage, backgroundField }: Extract<FinishRequest, { type: 'finish' }>): Promise<FinishResult> {
   const job = jobs.get(id);
   jobs.delete(id);
   if (!job) throw new Error(`image ${id} was finished before it was begun`);
   if (job.error) throw job.error;
-  return { id, ...(await finishImage(job, mask, { region, view, backgroundImage })) };
+  return { id, ...(await finishImage(job, mask, { region, view, backgroundImage, backgroundField })) };
 }
 
 port.on('message', (message: FinishRequest) => {

@@ -98,19 +98,24 @@ export class HeicThread {
     const orientation = heifExifOrientation(photo, header?.exif);
     return new Promise((resolve, reject) => {
       if (this.#closed) return reject(new Error('the HEIC threads are closed'));
+      const onAbort = () => {
+        const waiting = this.#waiting.indexOf(job);
+        if (waiting < 0) return; // decoding: #decode ends it
+        this.#waiting.splice(waiting, 1);
+        reject(signal?.reason as Error);
+      };
+      // The listener goes with the job: a signal that outlives it must not keep its pixels.
+      const settled = () => signal?.removeEventListener('abort', onAbort);
       // A header sharp cannot read counts as large: its size is libheif's to find.
-      const job: Job = { request: { heic: photo, maxPixels, orientation }, large: !pixels || pixels > this.#largePixels, signal, resolve, reject };
+      const job: Job = {
+        request: { heic: photo, maxPixels, orientation },
+        large: !pixels || pixels > this.#largePixels,
+        signal,
+        resolve: (decoded) => (settled(), resolve(decoded)),
+        reject: (error) => (settled(), reject(error)),
+      };
       this.#waiting.push(job);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          const waiting = this.#waiting.indexOf(job);
-          if (waiting < 0) return; // decoding: #decode ends it
-          this.#waiting.splice(waiting, 1);
-          reject(signal.reason as Error);
-        },
-        { once: true },
-      );
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.#dispatch();
     });
   }

@@ -90,6 +90,8 @@ export interface RemoveBackgroundOptions {
   roi?: RegionOfInterest;
   /** The background image (its bytes, or an HEIC's pixels), when `answer` asks for one; awaited once the mask is there. */
   backgroundImage?: Promise<PhotoInput>;
+  /** The request field the background image came from, as its errors name it; default `bg_image_url`. */
+  backgroundField?: string;
 }
 
 /**
@@ -157,7 +159,7 @@ export async function removeBackground(bytes: PhotoInput, options: RemoveBackgro
     throw error;
   });
   start = performance.now();
-  const answer = await begun.finish(mask, { ...resolved, backgroundImage });
+  const answer = await begun.finish(mask, { ...resolved, backgroundImage, backgroundField: options.backgroundField });
   timings.decode = answer.timings.decode;
   timings.compose = answer.timings.compose;
   timings.encode = answer.timings.encode;

@@ -3,14 +3,17 @@ import type { Config } from '../config.js';
 import { CutoutError } from '../errors.js';
 import type { InferenceQueue } from '../inference/inference-queue.js';
 import type { ModelService } from '../model/model-service.js';
-import { fetchImage } from '../fetch/fetch-image.js';
+import { checkUrlLiterally, fetchImage } from '../fetch/fetch-image.js';
 import { untilAborted } from '../until-aborted.js';
 import type { RequestedFormat } from '../pipeline/answer-spec.js';
 import type { FinishThread } from '../pipeline/finish-thread.js';
 import { HeicThread } from '../pipeline/heic-thread.js';
+import { headerSize } from '../pipeline/decode.js';
 import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
 import { NO_OPTIONS, type OutputOptions } from '../options/output-options.js';
 import { answerSpec } from '../options/read-options.js';
+import { MemoryBudget } from './memory-budget.js';
+import { estimateRemovalBytes } from './memory-estimate.js';
 
 /** What a request chose about its removal; the server's configuration decides the rest. */
 export interface RemovalRequest {
@@ -18,7 +21,13 @@ export interface RemovalRequest {
   options?: OutputOptions;
   /** The answer's format: the options' own, or the one the Accept header chose; default PNG. */
   format?: RequestedFormat;
-  /** A background image got by the route itself (remove.bg's `bg_image_file`, or a URL it fetches), instead of `bgImageUrl`. */
+  /** The answer will be sent as Base64 inside JSON, a second copy of its bytes (for the memory estimate); default false. */
+  base64Answer?: boolean;
+  /**
+   * A background image got by the route itself instead of `bgImageUrl`: remove.bg's
+   * `bg_image_file` (the bytes, which errors name so), or a URL it fetches (a promise,
+   * named `bg_image_url`).
+   */
   backgroundImage?: Uint8Array | Promise<Uint8Array>;
 }
 
@@ -41,20 +50,39 @@ export class RemovalService {
   readonly #queue: InferenceQueue;
   readonly #finisher: FinishThread;
   readonly #heic: HeicThread;
+  readonly #budget: MemoryBudget;
+  /** For each request's signal (`signalFor`), how to run something once its reply is over. */
+  readonly #onReplyEnd = new WeakMap<AbortSignal, (done: () => void) => void>();
 
-  /** `heic`: the thread that reads HEIC/HEIF photos; default one of the service's own. */
-  constructor(parts: { config: Config; model: ModelService; queue: InferenceQueue; finisher: FinishThread; heic?: HeicThread }) {
+  /**
+   * `heic`: the thread that reads HEIC/HEIF photos; `budget`: the memory the removals share
+   * (CUTOUT_MEMORY_BUDGET); default, each one of the service's own.
+   */
+  constructor(parts: { config: Config; model: ModelService; queue: InferenceQueue; finisher: FinishThread; heic?: HeicThread; budget?: MemoryBudget }) {
     this.#config = parts.config;
     this.#model = parts.model;
     this.#queue = parts.queue;
     this.#finisher = parts.finisher;
     this.#heic = parts.heic ?? new HeicThread();
+    this.#budget = parts.budget ?? new MemoryBudget(parts.config.memoryBudget, { maxWaiting: parts.config.queueMax });
   }
 
-  /** Refuses at once, before the body is read, when the model is not loaded or its queue is full. */
+  /** The memory budget's state: bytes reserved by removals in flight, removals waiting for memory, the budget. */
+  get memory(): { reserved: number; waiting: number; total: number } {
+    return { reserved: this.#budget.reserved, waiting: this.#budget.waiting, total: this.#budget.total };
+  }
+
+  /**
+   * Refuses at once, before the body is read, when the model is not loaded, its queue is
+   * full, or as many requests as the queue holds already wait for memory.
+   */
   assertCapacity(): void {
     void this.#model.segmenter; // throws not_ready while the model loads
     if (this.#queue.full) throw this.#queue.fullError();
+    const waiting = this.#budget.waiting;
+    if (waiting > 0 && waiting >= this.#config.queueMax) {
+      throw new CutoutError('queue_full', `${waiting} images are already waiting for memory; retry in a few seconds.`, { headers: { 'retry-after': String(this.#queue.retryAfterSeconds()) } });
+    }
   }
 
   /**
@@ -69,11 +97,26 @@ export class RemovalService {
       () => controller.abort(new CutoutError('deadline_exceeded', `The request did not finish within ${deadlineMs} ms; the server is busy, retry later.`)),
       deadlineMs - reply.elapsedTime,
     );
+    const atEnd: (() => void)[] = [];
+    let ended = false;
+    this.#onReplyEnd.set(controller.signal, (done) => (ended ? done() : atEnd.push(done)));
     reply.raw.once('close', () => {
       clearTimeout(deadline);
       if (!reply.raw.writableFinished) controller.abort(new CutoutError('invalid_request', 'The client closed the connection.'));
+      ended = true;
+      for (const done of atEnd) done();
     });
     return controller.signal;
+  }
+
+  /**
+   * Refuses a URL the fetch would refuse without DNS or a connection (scheme, host lists, a
+   * non-public IP address written as the host): for checking a background's URL before the
+   * request waits for memory or the model. Throws `url_not_allowed` naming `field`.
+   */
+  checkUrl(url: string, field: string): void {
+    const config = this.#config;
+    checkUrlLiterally(url, { allowPrivate: config.urlAllowPrivate, allowHosts: config.urlAllowHosts, denyHosts: config.urlDenyHosts }, field);
   }
 
   /**
@@ -97,37 +140,106 @@ export class RemovalService {
 
   /**
    * One image through the pipeline, cut by the model the options name (the default when they
-   * name none; `unknown_model` for one not loaded): the model step waits in the inference queue, and the
-   * signal drops it from there. A background image is fetched while the image waits and the
-   * model runs. The model cannot be interrupted mid-run; once the signal has aborted, the
-   * answer is the signal's reason and the result is dropped. An HEIC/HEIF photo is first
-   * decoded on the HEIC thread (`heic-thread.ts`).
+   * name none; `unknown_model` for one not loaded). First what needs no pixels: the model's
+   * name, a background URL's literal checks, the photo's header (format, pixel limit). Then
+   * the request reserves the memory its header and options need (`memory-estimate.ts`),
+   * waiting while other removals hold the budget, and keeps it until its reply is over (its
+   * signal's, from `signalFor`; else until this returns). The model step waits in the
+   * inference queue, and the signal drops it from there. A background image is fetched while
+   * the image waits and the model runs; if that fails, the removal stops at once with its
+   * error. The model cannot be interrupted mid-run; once the signal has aborted, the answer
+   * is the signal's reason and the result is dropped. An HEIC/HEIF photo is decoded on the
+   * HEIC threads (`heic-thread.ts`) once its memory is reserved.
    */
   async remove(photo: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovalResult> {
     const config = this.#config;
     const options = request.options ?? NO_OPTIONS;
     // Before the photo is read or the background fetched: an unknown model is told at once.
     const model = this.#model.segmenterFor(options.model);
+    const bgImageUrl = request.backgroundImage ? undefined : options.bgImageUrl;
+    if (bgImageUrl) this.checkUrl(bgImageUrl, 'bg_image_url');
+    const answer = {
+      ...answerSpec(options, options.format ?? 'png'),
+      ...(request.format && { format: request.format }),
+      ...(request.backgroundImage && { background: { image: true } as const }),
+    };
+    const refine = options.refine ?? config.refine;
+    const quality = options.quality ?? config.quality;
+    const size = await untilAborted(headerSize(photo, config.maxPixels), signal);
+    const side = Math.ceil(Math.sqrt(config.maxPixels));
+    const estimate = estimateRemovalBytes({
+      width: size?.width ?? side,
+      height: size?.height ?? side,
+      heic: size?.heic ?? true,
+      photoBytes: photo.byteLength,
+      backgroundBytes: request.backgroundImage instanceof Uint8Array ? request.backgroundImage.byteLength : request.backgroundImage || bgImageUrl ? config.maxImageBytes : 0,
+      answer,
+      base64Answer: request.base64Answer ?? false,
+      refine,
+      looks: quality === 'fast' ? 1 : 2,
+      modelSize: model.segmenter.size,
+    });
+    const held = await this.#budget.reserve(estimate, signal);
+    try {
+      const result = await this.#removeWithin(photo, signal, { request, answer, bgImageUrl, refine, quality, model });
+      const onReplyEnd = this.#onReplyEnd.get(signal);
+      if (onReplyEnd) onReplyEnd(held.release);
+      else held.release();
+      return result;
+    } catch (error) {
+      held.release();
+      throw error;
+    }
+  }
+
+  async #removeWithin(
+    photo: Uint8Array,
+    requestSignal: AbortSignal,
+    parts: { request: RemovalRequest; answer: ReturnType<typeof answerSpec>; bgImageUrl: string | undefined; refine: boolean; quality: RemovalQuality; model: ReturnType<ModelService['segmenterFor']> },
+  ): Promise<RemovalResult> {
+    // The request's signal, and a failed background: either stops the removal where it is.
+    // Not AbortSignal.any: Node keeps a composed signal that has listeners alive until it
+    // aborts, and with it whatever they hold (an HEIC's pixels, through the HEIC thread's).
+    const stop = new AbortController();
+    const signal = stop.signal;
+    const forward = () => stop.abort(requestSignal.reason);
+    if (requestSignal.aborted) forward();
+    else requestSignal.addEventListener('abort', forward, { once: true });
+    try {
+      return await this.#run(photo, requestSignal, stop, parts);
+    } finally {
+      requestSignal.removeEventListener('abort', forward);
+    }
+  }
+
+  async #run(
+    photo: Uint8Array,
+    requestSignal: AbortSignal,
+    stop: AbortController,
+    parts: { request: RemovalRequest; answer: ReturnType<typeof answerSpec>; bgImageUrl: string | undefined; refine: boolean; quality: RemovalQuality; model: ReturnType<ModelService['segmenterFor']> },
+  ): Promise<RemovalResult> {
+    const config = this.#config;
+    const { request, answer, bgImageUrl, model } = parts;
+    const options = request.options ?? NO_OPTIONS;
+    const signal = stop.signal;
     const bytes = await untilAborted(this.#heic.readable(photo, config.maxPixels, signal), signal);
-    const backgroundBytes = request.backgroundImage ? Promise.resolve(request.backgroundImage) : options.bgImageUrl ? this.fetch(options.bgImageUrl, 'bg_image_url', signal) : undefined;
-    const backgroundImage = backgroundBytes?.then((image) => this.#heic.readable(image, config.maxPixels, signal));
-    backgroundImage?.catch(() => {}); // awaited by the pipeline once the mask is there
+    const backgroundBytes = request.backgroundImage ? Promise.resolve(request.backgroundImage) : bgImageUrl ? this.fetch(bgImageUrl, 'bg_image_url', requestSignal) : undefined;
+    const backgroundField = request.backgroundImage instanceof Uint8Array ? 'bg_image_file' : 'bg_image_url';
+    const backgroundImage = backgroundBytes?.then((image) => this.#heic.readable(image, config.maxPixels, signal).catch((error: unknown) => Promise.reject(namedFor(backgroundField, error))));
+    backgroundImage?.catch((error: unknown) => stop.abort(error));
     const work = removeBackground(bytes, {
       segmenter: model.segmenter,
       finisher: this.#finisher,
       slot: this.#queue,
       signal,
       maxPixels: config.maxPixels,
-      refine: options.refine ?? config.refine,
-      quality: options.quality ?? config.quality,
+      refine: parts.refine,
+      quality: parts.quality,
       pngCompression: config.pngCompression,
-      answer: {
-        ...answerSpec(options, options.format ?? 'png'),
-        ...(request.format && { format: request.format }),
-        ...(request.backgroundImage && { background: { image: true } as const }),
-      },
+      answer,
       roi: options.roi,
       backgroundImage,
+      backgroundField,
     });
     work.catch(() => {});
     return untilAborted(
@@ -136,3 +248,10 @@ export class RemovalService {
     );
   }
 }
+
+/** A background's own decode error, its detail naming the field the background came from. */
+function namedFor(field: string, error: unknown): unknown {
+  return error instanceof CutoutError && error.code !== 'deadline_exceeded' && error.code !== 'invalid_request' ? new CutoutError(error.code, `${field}: ${error.message}`, { cause: error.cause }) : error;
+}
+
+type RemovalQuality = NonNullable<OutputOptions['quality']>;

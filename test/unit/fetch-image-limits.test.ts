@@ -88,7 +88,7 @@ describe('fetchImage', () => {
     const server = await serve((_req, res) => res.writeHead(200, { 'Content-Length': String(body.length) }).end(body));
     expect((await fetchImage(`${server.url}/`, LOCAL)).equals(body)).toBe(true);
     const over = await serve((_req, res) => res.writeHead(200, { 'Content-Length': String(body.length + 1) }).end(Buffer.concat([body, body.subarray(0, 1)])));
-    expect((await cutoutFailure(fetchImage(`${over.url}/`, LOCAL), 'payload_too_large')).message).toBe('The fetched image exceeds 1024 bytes.');
+    expect((await cutoutFailure(fetchImage(`${over.url}/`, LOCAL), 'payload_too_large')).message).toBe('image_url: the fetched image exceeds 1024 bytes.');
   });
 
   it('compares host patterns trimmed, and needs something before a *. suffix', async () => {

@@ -28,6 +28,7 @@ export const SERVER_ERROR_STATUS = {
   internal_error: 500,
   upstream_fetch_failed: 502,
   queue_full: 503,
+  over_memory_budget: 503,
   not_ready: 503,
   store_unavailable: 503,
   upstream_timeout: 504,

@@ -1,0 +1,207 @@
+/**
+ * A soak: a fresh server (compiled and started as `npm run bench` does, default settings, so
+ * the default memory budget) under several clients at once for a number of minutes, its RSS
+ * sampled every half second. Prints the peak (VmHWM) and RSS over time, RSS 60 s after the
+ * clients stop against before they started, the answers by status and code (and whether every
+ * 503 carried Retry-After), the ordinary photos' latency (median, p95) against the same
+ * client running alone just before, and how long a request with a private `bg_image_url`
+ * (a 0.7 MP photo) takes to be refused, on the idle server and during the soak.
+ *
+ * Without `--hostile`: only the ordinary clients (`--photo-clients`, a 0.7 MP JPEG each).
+ * With `--hostile`, beside them `--heic-clients` clients each sending, in turn, a 49 MP HEIC,
+ * another, a 50 MP JPEG as remove.bg's `format=zip` at full size, a 49 MP HEIC with a shadow,
+ * and a request with a private `bg_image_url` (refused with 400, before the model). A client
+ * answered 503 waits for its Retry-After (at most 5 s) before its next request.
+ *
+ * The photos are made once from a fixture photo (the HEIC with Debian's heif-enc, from
+ * libheif-examples) and kept in `data/heic-memory/`, as `scripts/heic-memory.ts` keeps them.
+ * Only 127.0.0.1 is contacted.
+ *
+ *   npm run soak -- --minutes 10 --hostile [--heic-clients 4] [--photo-clients 2] [--settle 60]
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import sharp from 'sharp';
+import { assembleModel } from '../src/model/assemble-model.js';
+import { httpRequest, type HttpAnswer } from './bench/http-load.js';
+import { describeMachine } from './bench/machine.js';
+import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
+import { percentile } from './bench/stats.js';
+import { multipartBody, type FormPart } from './lib/multipart-body.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '10' },
+    hostile: { type: 'boolean', default: false },
+    'heic-clients': { type: 'string', default: '4' },
+    'photo-clients': { type: 'string', default: '2' },
+    'alone-seconds': { type: 'string', default: '45' },
+    settle: { type: 'string', default: '60' },
+    photo: { type: 'string', default: join(ROOT, '../shared/fixtures/photos/animal-3.jpg') },
+  },
+});
+const minutes = Number(values.minutes);
+const settleSeconds = Number(values.settle);
+const heicClients = values.hostile ? Number(values['heic-clients']) : 0;
+const photoClients = Number(values['photo-clients']);
+
+/** The photo scaled to `width × height` as a JPEG, and as an HEIC when asked (cached). */
+async function makePhoto(width: number, height: number, heic: boolean): Promise<Buffer> {
+  const dir = join(ROOT, 'data/heic-memory');
+  await mkdir(dir, { recursive: true });
+  const stem = join(dir, `${width}x${height}`);
+  if (!existsSync(`${stem}.jpg`)) await sharp(values.photo).autoOrient().resize(width, height, { fit: 'fill' }).jpeg({ quality: 90 }).toFile(`${stem}.jpg`);
+  if (!heic) return readFile(`${stem}.jpg`);
+  // Quality 50: a phone's setting, and a file a hostile client could send many of.
+  if (!existsSync(`${stem}.heic`)) await promisify(execFile)('heif-enc', ['-q', '50', '-o', `${stem}.heic`, `${stem}.jpg`]);
+  return readFile(`${stem}.heic`);
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+interface Outcome {
+  kind: string;
+  status: number;
+  code: string;
+  /** The 503's Retry-After in seconds; undefined when it had none. */
+  retryAfter?: number;
+  ms: number;
+}
+
+/** One request as a client sends it: where, which headers, which body. */
+type Shot = { kind: string; path: string; headers: Record<string, string>; body: Buffer };
+
+function nativeUpload(server: CutoutServer, kind: string, bytes: Buffer, name: string, fields: FormPart[] = []): Shot {
+  const { body, contentType } = multipartBody([{ name: 'file', filename: name, contentType: 'application/octet-stream', data: bytes }, ...fields]);
+  return { kind, path: '/api/v1/background/remove/multipart', headers: { authorization: server.managedToken, 'content-type': contentType, accept: 'image/png' }, body };
+}
+
+function removeBgUpload(key: string, kind: string, bytes: Buffer, fields: FormPart[]): Shot {
+  const { body, contentType } = multipartBody([{ name: 'image_file', filename: 'photo.jpg', contentType: 'image/jpeg', data: bytes }, ...fields]);
+  return { kind, path: '/v1.0/removebg', headers: { 'x-api-key': key, 'content-type': contentType }, body };
+}
+
+async function send(server: CutoutServer, shot: Shot): Promise<Outcome> {
+  let answer: HttpAnswer;
+  try {
+    answer = await httpRequest(`${server.baseUrl}${shot.path}`, { method: 'POST', headers: shot.headers, body: shot.body, timeoutMs: 300_000 });
+  } catch (error) {
+    return { kind: shot.kind, status: 0, code: `connection: ${(error as Error).message}`, ms: 0 };
+  }
+  let code = '';
+  if (answer.status !== 200) {
+    try {
+      const body = JSON.parse(answer.body.toString()) as { code?: string; errors?: { code: string }[] };
+      code = body.code ?? body.errors?.[0]?.code ?? '';
+    } catch {
+      code = 'unparsed';
+    }
+  }
+  const retryAfter = answer.headers['retry-after'];
+  return { kind: shot.kind, status: answer.status, code, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter), ms: answer.ms };
+}
+
+/** A client sending its shots in turn until `until`, pausing after a 503 as Retry-After asks. */
+async function client(server: CutoutServer, shots: Shot[], until: number, outcomes: Outcome[]): Promise<void> {
+  for (let i = 0; performance.now() < until; i++) {
+    const outcome = await send(server, shots[i % shots.length]);
+    outcomes.push(outcome);
+    if (outcome.status === 503) await sleep(1000 * Math.min(5, Math.max(1, outcome.retryAfter ?? 1)));
+  }
+}
+
+const buildDir = join(ROOT, 'bench/.build');
+const warning = (await compileServer(ROOT, buildDir)).warning;
+if (warning) console.warn(warning);
+await assembleModel(join(ROOT, 'data'));
+const ordinary = await makePhoto(1000, 700, false);
+const heic = values.hostile ? await makePhoto(7000, 7000, true) : Buffer.alloc(0);
+const zipPhoto = values.hostile ? await makePhoto(8000, 6250, false) : Buffer.alloc(0);
+const machine = describeMachine();
+
+const work = await mkdtemp(join(tmpdir(), 'cutout-soak-'));
+const server = await startCutoutServer({ root: ROOT, buildDir, dataDir: join(work, 'data'), modelsDir: join(ROOT, 'data/models'), threads: Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParallelism() });
+const mib = async (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(await readFile(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
+try {
+  // remove.bg's key is the Token ID; the CLI made one for the managed token already.
+  const created = await promisify(execFile)(process.execPath, [join(buildDir, 'cli/main.js'), 'tokens', 'create', '--name', 'soak-compat'], {
+    cwd: ROOT,
+    env: { ...process.env, CUTOUT_DATA_DIR: join(work, 'data'), DATABASE_URL: '', REDIS_URL: '' },
+  });
+  const key = created.stdout.trim().split('\n').at(-1) ?? '';
+  const ordinaryShot = nativeUpload(server, 'ordinary 0.7 MP', ordinary, 'photo.jpg');
+  const hostileShots: Shot[] = [
+    nativeUpload(server, '49 MP HEIC', heic, 'large.heic'),
+    nativeUpload(server, '49 MP HEIC', heic, 'large.heic'),
+    removeBgUpload(key, '50 MP zip', zipPhoto, [{ name: 'size', data: 'full' }, { name: 'format', data: 'zip' }]),
+    nativeUpload(server, '49 MP HEIC + shadow', heic, 'large.heic', [{ name: 'add_shadow', data: 'true' }]),
+    nativeUpload(server, 'private bg_image_url', ordinary, 'photo.jpg', [{ name: 'bg_image_url', data: 'http://10.0.0.1/bg.png' }]),
+  ];
+
+  console.log(`# Soak: ${minutes} min, ${heicClients} hostile clients, ${photoClients} ordinary clients`);
+  console.log(`${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}; load average at start ${machine.loadAverage.join(' ')}; precision ${server.precision}`);
+  await send(server, ordinaryShot); // warms the model
+  const alone: Outcome[] = [];
+  await client(server, [ordinaryShot], performance.now() + 1000 * Number(values['alone-seconds']), alone);
+  const loadAlone = load();
+  const refusedAlone: Outcome[] = [];
+  for (let i = 0; i < 20; i++) refusedAlone.push(await send(server, hostileShots[4]));
+  const before = await mib('VmRSS');
+  await writeFile(`/proc/${server.pid}/clear_refs`, '5'); // resets VmHWM to the current RSS
+
+  const samples: number[] = [];
+  const sampler = setInterval(() => void mib('VmRSS').then((rss) => samples.push(rss), () => {}), 500);
+  const loads: string[] = [];
+  const loadSampler = setInterval(() => loads.push(load()), 60_000);
+  const until = performance.now() + minutes * 60_000;
+  const outcomes: Outcome[] = [];
+  await Promise.all([
+    ...Array.from({ length: heicClients }, (_, i) => client(server, [...hostileShots.slice(i % hostileShots.length), ...hostileShots.slice(0, i % hostileShots.length)], until, outcomes)),
+    ...Array.from({ length: photoClients }, () => client(server, [ordinaryShot], until, outcomes)),
+  ]);
+  clearInterval(loadSampler);
+  const loadAtEnd = load();
+  const peak = await mib('VmHWM');
+  const atEnd = await mib('VmRSS');
+  await sleep(settleSeconds * 1000);
+  clearInterval(sampler);
+  const settled = await mib('VmRSS');
+
+  const f = (n: number) => n.toFixed(0);
+  const seconds = (list: Outcome[], p: number) => (list.length === 0 ? '–' : (percentile(list.map((o) => o.ms), p) / 1000).toFixed(2));
+  console.log(`\nRSS: before ${f(before)} MiB; peak (VmHWM) ${f(peak)} MiB; highest sample ${f(Math.max(...samples))} MiB; at the end ${f(atEnd)} MiB; ${settleSeconds} s later ${f(settled)} MiB (${(((settled - before) / before) * 100).toFixed(1)} % from before)`);
+  console.log(`load average: alone ${loadAlone}; each minute ${loads.join(' | ')}; at the end ${loadAtEnd}`);
+  const counts = new Map<string, number>();
+  for (const o of outcomes) {
+    const label = `${o.kind}: ${o.status}${o.code ? ` ${o.code}` : ''}${o.status === 503 ? (o.retryAfter === undefined ? ' (NO Retry-After)' : ' (Retry-After)') : ''}`;
+    counts.set(label, (counts.get(label) ?? 0) + 1);
+  }
+  console.log('\nanswers:');
+  for (const [label, count] of [...counts].sort()) console.log(`  ${label} × ${count}`);
+  const valid = outcomes.filter((o) => o.kind !== 'private bg_image_url');
+  const unexpected = valid.filter((o) => o.status !== 200 && !(o.status === 503 && o.retryAfter !== undefined));
+  console.log(`valid requests answered other than 200 or 503 with Retry-After: ${unexpected.length}`);
+  const refused = outcomes.filter((o) => o.kind === 'private bg_image_url');
+  const ms = (list: Outcome[], p: number) => (list.length === 0 ? '–' : percentile(list.map((o) => o.ms), p).toFixed(1));
+  console.log(
+    `private bg_image_url refused (${[...new Set(refusedAlone.map((o) => `${o.status} ${o.code}`))].join(', ')}): on an idle server median ${ms(refusedAlone, 50)} ms, max ${ms(refusedAlone, 100)} ms; ` +
+      `beside the others median ${ms(refused, 50)} ms, p95 ${ms(refused, 95)} ms, max ${ms(refused, 100)} ms`,
+  );
+  const ordinaryOk = outcomes.filter((o) => o.kind === 'ordinary 0.7 MP' && o.status === 200);
+  const aloneOk = alone.filter((o) => o.status === 200);
+  console.log(
+    `ordinary photos: alone ${aloneOk.length} answers, median ${seconds(aloneOk, 50)} s, p95 ${seconds(aloneOk, 95)} s; ` +
+      `beside the others ${ordinaryOk.length} answers, median ${seconds(ordinaryOk, 50)} s, p95 ${seconds(ordinaryOk, 95)} s ` +
+      `(${(percentile(ordinaryOk.map((o) => o.ms), 95) / percentile(aloneOk.map((o) => o.ms), 95)).toFixed(2)}× alone)`,
+  );
+} finally {
+  await server.stop();
+  await rm(work, { recursive: true, force: true });
+}

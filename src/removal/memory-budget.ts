@@ -1,0 +1,118 @@
+import { CutoutError } from '../errors.js';
+
+/** Bytes a removal holds from the budget; `release` gives them back (once, however often called). */
+export interface MemoryReservation {
+  readonly bytes: number;
+  release(): void;
+}
+
+interface Waiter {
+  bytes: number;
+  admit: () => void;
+}
+
+/**
+ * A count of bytes shared by the removals in flight and waiting for the model
+ * (CUTOUT_MEMORY_BUDGET): each reserves its estimate (`memory-estimate.ts`) before its photo
+ * is decoded and releases it once its answer is sent or it fails. One that does not fit now
+ * waits, in arrival order, and one that fits is let past an earlier one still too large for
+ * what is free; one whose estimate alone is over the whole budget is refused at once
+ * (503 `over_memory_budget`), since waiting would never help.
+ *
+ * @example
+ * const held = await budget.reserve(estimate, signal)
+ * try { … } finally { held.release() }
+ */
+export class MemoryBudget {
+  readonly total: number;
+  readonly #maxWaiting: number;
+  readonly #waiting: Waiter[] = [];
+  #reserved = 0;
+
+  /** `maxWaiting`: requests that may wait for memory at once; one more is refused with 503 queue_full. */
+  constructor(total: number, options: { maxWaiting: number }) {
+    this.total = total;
+    this.#maxWaiting = options.maxWaiting;
+  }
+
+  /** Bytes reserved by removals in flight now. */
+  get reserved(): number {
+    return this.#reserved;
+  }
+
+  /** Removals waiting for memory now. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /**
+   * Reserves `bytes`, at once when they fit, else when earlier removals have released enough.
+   * Throws `over_memory_budget` at once when `bytes` exceed the whole budget, `queue_full`
+   * when too many already wait, and the signal's reason if it aborts while waiting.
+   */
+  async reserve(bytes: number, signal?: AbortSignal): Promise<MemoryReservation> {
+    signal?.throwIfAborted();
+    if (bytes > this.total) {
+      const mib = (n: number) => `${Math.ceil(n / 2 ** 20)} MiB`;
+      throw new CutoutError(
+        'over_memory_budget',
+        `This image with these options needs about ${mib(bytes)} while it is removed, more than this server's memory budget of ${mib(this.total)} for all requests together: send a smaller image or ask for a smaller answer.`,
+        { headers: { 'retry-after': '60' } },
+      );
+    }
+    if (this.#reserved + bytes <= this.total) return this.#hold(bytes);
+    if (this.#waiting.length >= this.#maxWaiting) {
+      throw new CutoutError('queue_full', `${this.#waiting.length} images are already waiting for memory; retry in a few seconds.`, { headers: { 'retry-after': '5' } });
+    }
+    await new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        bytes,
+        admit: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        const at = this.#waiting.indexOf(waiter);
+        if (at >= 0) this.#waiting.splice(at, 1);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiting.push(waiter);
+    });
+    // #admit counted the bytes already when it let this waiter in.
+    return this.#reservation(bytes);
+  }
+
+  #hold(bytes: number): MemoryReservation {
+    this.#reserved += bytes;
+    return this.#reservation(bytes);
+  }
+
+  #reservation(bytes: number): MemoryReservation {
+    let released = false;
+    return {
+      bytes,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#reserved -= bytes;
+        this.#admit();
+      },
+    };
+  }
+
+  /** Lets in every waiter, in arrival order, whose bytes fit in what is free now. */
+  #admit(): void {
+    for (let i = 0; i < this.#waiting.length; ) {
+      const waiter = this.#waiting[i];
+      if (this.#reserved + waiter.bytes > this.total) {
+        i++;
+        continue;
+      }
+      this.#waiting.splice(i, 1);
+      this.#reserved += waiter.bytes;
+      waiter.admit();
+    }
+  }
+}

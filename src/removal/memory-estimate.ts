@@ -1,0 +1,117 @@
+import type { AnswerSpec } from '../pipeline/answer-spec.js';
+
+/** What is known of one removal before any pixel is decoded: its header's size, its bytes and its options. */
+export interface RemovalFootprint {
+  /** The photo's size from its header (oriented or not: only the product counts). */
+  width: number;
+  height: number;
+  /** An HEIC/HEIF, decoded whole to shared RGBA by libheif before the pipeline's decode. */
+  heic: boolean;
+  /** The photo's encoded bytes, held until the answer is sent. */
+  photoBytes: number;
+  /** A background image's encoded bytes (its upload's length, or the byte limit for a URL not fetched yet); 0 without one. */
+  backgroundBytes: number;
+  /** What the answer should be. */
+  answer: AnswerSpec;
+  /** The answer goes out as Base64 inside JSON: a second copy of its bytes, 4/3 as large. */
+  base64Answer: boolean;
+  /** Refined edges (a few planes at full size) or the mask only stretched. */
+  refine: boolean;
+  /** The model's looks: 2 for `best` and for `auto`, which may take a second. */
+  looks: 1 | 2;
+  /** The model's input side (1024 for the bundled model). */
+  modelSize: number;
+}
+
+/**
+ * Bytes per pixel of each part of a removal, as upper bounds of what the pipeline holds
+ * (docs/configuration.md, "The memory budget", has the arithmetic and the measurement that
+ * checks it). "Photo" pixels are the decoded photo's, "answer" pixels the answer's.
+ */
+export const BYTES_PER_PIXEL = Object.freeze({
+  /** The photo decoded at full size, RGBA, whose alpha the cut-out's is written into. */
+  photo: 4,
+  /** libheif's own heap while it decodes an HEIC, beside the RGBA it writes (it keeps about twice the picture). */
+  heicDecoder: 8,
+  /** The refinement's planes at full size (guide, alpha, the colour clean-up's scratch). */
+  refine: 3,
+  /** The model's mask stretched to full size, when not refined. */
+  stretch: 1,
+  /** A step that makes a new RGBA frame: crop, placement, a composite over a background. */
+  frame: 4,
+  /** A shadow: the moved alpha, its blur, the shadow's RGBA layer and the composite. */
+  shadow: 10,
+  /** A background image decoded and scaled to the answer. */
+  background: 4,
+  /** The mask alone, one channel. */
+  alpha: 1,
+  /** The encoder's own working rows and buffers. */
+  encoder: 1,
+});
+
+/** Upper bounds of an encoded answer's bytes per answer pixel, by format (before any Base64 copy). */
+export const ENCODED_BYTES_PER_PIXEL = Object.freeze({ png: 3, webp: 1, jpeg: 1, auto: 3, zip: 4.5 });
+
+/** Per pixel of the model's input, per look: the RGB picture, the mask, the mirror's copy. */
+const MODEL_BYTES_PER_PIXEL = 5;
+
+/**
+ * An upper bound of the bytes one removal holds at its peak, from what is known before any
+ * pixel is decoded (the header's size, the bytes, the options): what the memory budget
+ * (`memory-budget.ts`) reserves for it while it waits for the model and until its answer is sent.
+ *
+ * The arithmetic, with P the photo's pixels and A the answer's:
+ * - held throughout: the photo's and the background's encoded bytes, and the model's
+ *   pictures and masks (`looks × 5 × modelSize²`);
+ * - then the larger of two phases, which do not overlap in time:
+ *   - decode: an HEIC's RGBA (4 P) and libheif's heap beside it (8 P); a photo sharp decodes
+ *     streams it, so only its full-size RGBA (4 P) counts;
+ *   - finish: the full-size RGBA (4 P, or 4 A when the answer is scaled before the decode),
+ *     the alpha step (refined 3, stretched 1 per pixel), each step that makes a new frame
+ *     (crop, placement: 4 A each), a shadow (10 A), a background (colour 4 A; image 8 A;
+ *     the blurred photo: its copy 4 P and 8 A), the alpha alone (1 A), the encoder (1 A),
+ *     and the encoded answer (its bytes per pixel × A), 7/3 of that with its Base64 copy.
+ *
+ * @example estimateRemovalBytes({ width: 7000, height: 7000, heic: true, photoBytes: 1 << 20, backgroundBytes: 0, answer: DEFAULT_ANSWER, base64Answer: false, refine: true, looks: 2, modelSize: 1024 }) // ≈ 550 MB
+ */
+export function estimateRemovalBytes(footprint: RemovalFootprint): number {
+  const { width, height, heic, answer, refine, looks, modelSize } = footprint;
+  const b = BYTES_PER_PIXEL;
+  const photoPixels = width * height;
+  const answerPixels = answerPixelsOf(width, height, answer);
+  // beginPhoto decodes straight to the answer's size when the answer is scaled and not cropped.
+  const decodedPixels = heic || answer.crop ? photoPixels : Math.min(photoPixels, answerPixels);
+
+  const held = footprint.photoBytes + footprint.backgroundBytes + looks * MODEL_BYTES_PER_PIXEL * modelSize * modelSize;
+  const decode = heic ? (b.photo + b.heicDecoder) * photoPixels : b.photo * decodedPixels;
+
+  let finish = b.photo * decodedPixels + (refine ? b.refine : b.stretch) * decodedPixels;
+  if (answer.crop) finish += b.frame * answerPixels;
+  if (answer.placement) finish += b.frame * answerPixels;
+  if (answer.shadow) finish += b.shadow * answerPixels;
+  const background = answer.background as (AnswerSpec['background'] & { blur?: number }) | undefined;
+  if (background && 'image' in background) finish += (b.background + b.frame) * answerPixels;
+  else if (background && 'blur' in background) finish += b.photo * decodedPixels + (b.background + b.frame) * answerPixels;
+  else if (background || (answer.format === 'jpeg' && answer.channels === 'rgba')) finish += b.frame * answerPixels;
+  if (answer.channels === 'alpha') finish += b.alpha * answerPixels;
+  const copies = footprint.base64Answer ? 1 + 4 / 3 : 1;
+  finish += b.encoder * answerPixels + copies * ENCODED_BYTES_PER_PIXEL[answer.format] * answerPixels;
+
+  return Math.ceil(held + Math.max(decode, finish));
+}
+
+/**
+ * The answer's pixels at most: the photo's, scaled down (never up) to fit `maxWidth`,
+ * `maxHeight` and `maxPixels`. A crop's box is the model's to find, and the sides' caps apply
+ * to it, so a cropped answer is bounded only by the photo, `maxPixels` and the two sides together.
+ */
+function answerPixelsOf(width: number, height: number, answer: AnswerSpec): number {
+  let pixels = width * height;
+  if (answer.crop) {
+    if (answer.maxWidth !== undefined && answer.maxHeight !== undefined) pixels = Math.min(pixels, answer.maxWidth * answer.maxHeight);
+  } else {
+    const scale = Math.min(1, (answer.maxWidth ?? width) / width, (answer.maxHeight ?? height) / height);
+    pixels *= scale * scale;
+  }
+  return Math.max(1, answer.maxPixels === undefined ? pixels : Math.min(pixels, answer.maxPixels));
+}

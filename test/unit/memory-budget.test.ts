@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { CutoutError } from '../../src/errors.js';
+import { MemoryBudget } from '../../src/removal/memory-budget.js';
+
+const settled = async (promise: Promise<unknown>) => {
+  let done = false;
+  void promise.then(() => (done = true), () => (done = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+};
+
+describe('MemoryBudget', () => {
+  it('reserves at once what fits, makes the rest wait, and lets it in when memory is released', async () => {
+    const budget = new MemoryBudget(100, { maxWaiting: 4 });
+    const a = await budget.reserve(60);
+    const b = budget.reserve(60);
+    expect(await settled(b)).toBe(false);
+    expect(budget.waiting).toBe(1);
+    a.release();
+    a.release(); // a second release gives nothing back twice
+    const held = await b;
+    expect(budget.reserved).toBe(60);
+    held.release();
+    expect(budget.reserved).toBe(0);
+  });
+
+  it('lets a small request past a waiting large one when it fits now', async () => {
+    const budget = new MemoryBudget(100, { maxWaiting: 4 });
+    const a = await budget.reserve(50);
+    const large = budget.reserve(80);
+    const small = budget.reserve(30);
+    expect(await settled(small)).toBe(true);
+    expect(await settled(large)).toBe(false);
+    a.release();
+    (await small).release();
+    (await large).release();
+    expect(budget.reserved).toBe(0);
+  });
+
+  it('refuses at once, 503 over_memory_budget with Retry-After, what could never fit', async () => {
+    const budget = new MemoryBudget(100, { maxWaiting: 4 });
+    const error = await budget.reserve(101).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CutoutError);
+    expect((error as CutoutError).code).toBe('over_memory_budget');
+    expect((error as CutoutError).status).toBe(503);
+    expect(Number((error as CutoutError).headers['retry-after'])).toBeGreaterThan(0);
+    expect(budget.reserved).toBe(0);
+  });
+
+  it('refuses queue_full when as many as allowed already wait, and drops a waiter whose signal aborts', async () => {
+    const budget = new MemoryBudget(100, { maxWaiting: 1 });
+    const a = await budget.reserve(100);
+    const controller = new AbortController();
+    const waiting = budget.reserve(10, controller.signal);
+    waiting.catch(() => {});
+    expect(((await budget.reserve(10).catch((e: unknown) => e)) as CutoutError).code).toBe('queue_full');
+    controller.abort(new Error('gone'));
+    await expect(waiting).rejects.toThrow('gone');
+    expect(budget.waiting).toBe(0);
+    a.release();
+    expect(budget.reserved).toBe(0);
+  });
+});
