@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CutoutError } from '../../src/errors.js';
+import { OptionValueError } from '../../src/options/option-value-error.js';
 import { answerSpec, readOptions } from '../../src/options/read-options.js';
 
 // The native wire reads JSON values and form text with the same readers.
@@ -218,5 +219,42 @@ describe('answerSpec', () => {
     expect(answerSpec(readNative({ crop: true, crop_margin: '10%' }), 'png').crop).toEqual({ margin: { top: pc(10), right: pc(10), bottom: pc(10), left: pc(10) } });
     expect(answerSpec(readNative({ crop: true }), 'png').crop).toEqual({ margin: px(0) });
     expect(answerSpec(readNative({ crop: false, crop_margin: '10%' }), 'png').crop).toBeUndefined();
+  });
+});
+
+describe("readOptions on remove.bg's and Photoroom's wires", () => {
+  /** The OptionValueError a wire's reading threw. */
+  function refusedOn(wire: 'removebg' | 'photoroom', fields: Fields, context = {}) {
+    try {
+      readOptions(fields, wire, context);
+    } catch (error) {
+      expect(error).toBeInstanceOf(OptionValueError);
+      return error as OptionValueError;
+    }
+    throw new Error(`${JSON.stringify(fields)} was accepted on ${wire}`);
+  }
+
+  it("takes each wire's documented defaults: remove.bg's preview and auto, Photoroom's full and png", () => {
+    expect(readOptions({}, 'removebg')).toMatchObject({ format: 'auto', maxPixels: 250_000 });
+    const photoroom = readOptions({}, 'photoroom');
+    expect(photoroom.format).toBe('png');
+    expect(photoroom).not.toHaveProperty('maxPixels');
+  });
+
+  it("takes only the words of Photoroom's own lists there, in any case, and names them", () => {
+    expect(readOptions({ format: ' WEBP ', size: 'HD' }, 'photoroom')).toMatchObject({ format: 'webp', maxPixels: 4_000_000 });
+    const zip = refusedOn('photoroom', { format: 'zip' });
+    expect([zip.problem, zip.message]).toEqual(['invalid_format', 'format must be png, jpg, jpeg, webp here, not "zip".']);
+    const small = refusedOn('photoroom', { size: 'small' });
+    expect([small.problem, small.message]).toEqual(['invalid_size', 'size must be preview, medium, hd, full here, not "small".']);
+    expect(refusedOn('photoroom', { size: 'x'.repeat(100) }).message).toBe(`size must be preview, medium, hd, full here, not ${JSON.stringify('x'.repeat(100)).slice(0, 60)}.`);
+  });
+
+  it("counts remove.bg's uploaded background with the others", () => {
+    const two = refusedOn('removebg', { bg_color: 'red' }, { backgroundFile: true });
+    expect([two.problem, two.message]).toEqual(['multiple_bg_sources', 'Send at most one background, not bg_image_file and bg_color.']);
+    const mask = refusedOn('removebg', { channels: 'alpha' }, { backgroundFile: true });
+    expect([mask.problem, mask.message]).toEqual(['invalid_channels', 'channels=alpha answers the mask alone, which has no background: leave out bg_image_file, or ask for rgba.']);
+    expect(readOptions({}, 'removebg', { backgroundFile: true })).not.toHaveProperty('background');
   });
 });
