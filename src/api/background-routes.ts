@@ -42,7 +42,7 @@ const ANSWER = {
 /**
  * The three background endpoints of the specification. Each takes one image and the output
  * options, runs the pipeline and answers `{ image_base64 }`, or the image's bytes when Accept
- * asks for them (`answer-format.ts`). The managed token, the model's readiness and the queue
+ * asks for them (`src/http/answer-negotiation.ts`). The managed token, the model's readiness and the queue
  * are checked on request, before the body is read.
  */
 export const backgroundRoutes: FastifyPluginAsyncTypebox = async (app) => {

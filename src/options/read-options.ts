@@ -3,7 +3,7 @@ import { OptionValueError } from './option-value-error.js';
 import { OPTIONS, optionsOf, wireUse, type OptionName, type OptionValue, type Wire } from './option-table.js';
 import { NO_OPTIONS, type OutputOptions } from './output-options.js';
 
-/** Unset, as clients mean it: absent, JSON null, or an empty (or blank) string. */
+/** Whether a field was sent, as clients mean it: not absent, not JSON null, not an empty (or blank) string. */
 export const isSet = (value: unknown): boolean => value !== undefined && value !== null && !(typeof value === 'string' && value.trim() === '');
 
 /** Besides the fields: whether the request brought a background image as a file (remove.bg's `bg_image_file`). */
@@ -15,8 +15,9 @@ export interface ReadContext {
  * Reads the options `wire` takes from a request's fields (JSON values or form text alike),
  * each with its kind's one reader, and puts each where its declaration says
  * (`option-table.ts`); then the rules between them: one background at most, none with
- * `channels=alpha`, a `scale` without a `position` centred, a shadow only with `add_shadow`. A field the wire does not take is ignored; a bad value
- * throws an OptionValueError naming the field and what it takes.
+ * `channels=alpha`, a `scale` without a `position` centred, a shadow only with `add_shadow`.
+ * A field the wire does not take is ignored; a bad value throws an OptionValueError naming
+ * the field and what it takes.
  *
  * @example readOptions({ format: 'jpg', bg_color: 'red', crop: '1' }, 'native')
  */
