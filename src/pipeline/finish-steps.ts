@@ -73,8 +73,9 @@ export async function finishImage(job: FinishJob, mask: RawImage, inputs: Finish
   if (job.spec.refine && !job.prepared) throw new Error('a refined image was finished before it was prepared');
   const { image: photo, fullWidth, fullHeight } = await job.photo;
   const scale = photo.width / fullWidth;
-  // The alpha step writes into the photo's pixels: a background made of the photo keeps a copy.
-  const original = answer.background && 'blur' in answer.background ? opaqueCopy(photo) : undefined;
+  // The alpha step writes into the photo's pixels, still opaque here: a background made of
+  // the photo keeps a copy (new Uint8Array copies; a Buffer's slice() would be a view).
+  const original = answer.background && 'blur' in answer.background ? { ...photo, data: new Uint8Array(photo.data) } : undefined;
 
   // 1. alpha, over the part of the photo the model saw (in the decoded photo's pixels), and
   // only what lies in the region of interest kept
@@ -153,14 +154,6 @@ async function blurredPhoto(original: RawImage, frame: Box, cutout: RawImage, ra
   const step = Math.max(1, radius * perAnswerPixel);
   const small = await fitInside(part, Math.max(1, Math.round(part.width / step)), Math.max(1, Math.round(part.height / step)));
   return decodeBackground({ image: { ...small, channels: 4 }, opaque: true }, { maxPixels, width: cutout.width, height: cutout.height });
-}
-
-/** A copy of the photo's RGBA pixels with every alpha 255, whatever the decode left there for the alpha step. */
-function opaqueCopy(photo: RawImage): RawImage {
-  // A copy, not a view: Buffer.prototype.slice shares the memory.
-  const data = new Uint8Array(photo.data);
-  for (let i = 3; i < data.length; i += 4) data[i] = 255;
-  return { ...photo, data };
 }
 
 /** The largest size inside `image`'s aspect ratio with at most `maxPixels` pixels; undefined when it has no more already. */
