@@ -70,6 +70,8 @@ interface Outcome {
   kind: string;
   status: number;
   code: string;
+  /** A 200's Server-Timing: milliseconds by stage. */
+  stages?: Record<string, number>;
   /** The 503's Retry-After in seconds; undefined when it had none. */
   retryAfter?: number;
   ms: number;
@@ -105,7 +107,9 @@ async function send(server: CutoutServer, shot: Shot): Promise<Outcome> {
     }
   }
   const retryAfter = answer.headers['retry-after'];
-  return { kind: shot.kind, status: answer.status, code, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter), ms: answer.ms };
+  const timing = answer.headers['server-timing'];
+  const stages = typeof timing === 'string' ? Object.fromEntries(timing.split(', ').map((entry) => [entry.split(';')[0], Number(entry.split('dur=')[1])])) : undefined;
+  return { kind: shot.kind, status: answer.status, code, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter), ms: answer.ms, stages };
 }
 
 /** A client sending its shots in turn until `until`, pausing after a 503 as Retry-After asks. */
@@ -201,6 +205,13 @@ try {
       `beside the others ${ordinaryOk.length} answers, median ${seconds(ordinaryOk, 50)} s, p95 ${seconds(ordinaryOk, 95)} s ` +
       `(${(percentile(ordinaryOk.map((o) => o.ms), 95) / percentile(aloneOk.map((o) => o.ms), 95)).toFixed(2)}× alone)`,
   );
+  // Where the slowest ordinary photos spent their time, by Server-Timing's stages (the rest is transfer and the routes).
+  const slowest = (list: Outcome[]) => list.filter((o) => o.ms >= percentile(list.map((each) => each.ms), 90));
+  const stageMedians = (list: Outcome[]) =>
+    Object.keys(list[0]?.stages ?? {})
+      .map((stage) => `${stage} ${percentile(list.map((o) => o.stages?.[stage] ?? 0), 50).toFixed(0)}`)
+      .join(', ');
+  console.log(`their stages in ms (median of the slowest 10 %): alone ${stageMedians(slowest(aloneOk))}; beside the others ${stageMedians(slowest(ordinaryOk))}`);
 } finally {
   await server.stop();
   await rm(work, { recursive: true, force: true });

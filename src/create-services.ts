@@ -4,7 +4,7 @@ import type { Services } from './http/services.js';
 import { InferenceQueue } from './inference/inference-queue.js';
 import { DrainState } from './lifecycle/drain-state.js';
 import { ModelService } from './model/model-service.js';
-import { FinishThread } from './pipeline/finish-thread.js';
+import { FinishLanes } from './pipeline/finish-lanes.js';
 import { HeicThread } from './pipeline/heic-thread.js';
 import { RemovalService } from './removal/removal-service.js';
 import type { Store } from './store/store.js';
@@ -39,7 +39,7 @@ export function createServices(config: Config, store: Store, options: { model?: 
       executionProvider: config.executionProvider,
     });
   const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax });
-  const finisher = new FinishThread();
+  const finisher = new FinishLanes();
   const heic = new HeicThread();
   const services: Services = {
     config,

@@ -8,15 +8,32 @@ export interface InferenceQueueOptions {
   maxQueued: number;
 }
 
+/** How many times a large photo waiting for the model may be overtaken by small ones that came after it. */
+export const MAX_OVERTAKES = 2;
+
+/** One image waiting for its turn. */
+interface Waiter {
+  start: () => void;
+  large: boolean;
+  /** Small images that were let past this one. */
+  overtaken: number;
+}
+
 /**
  * A bounded queue in front of the model: at most `concurrency` runs at once, at most
  * `maxQueued` waiting. Waiting work whose signal aborts (client gone, deadline) leaves the
  * queue without running. Tracks a moving average of run time for Retry-After.
+ *
+ * Small photos go first: the model's pass costs the same for every photo, but a large one
+ * also brings seconds of full-size work around it, and an ordinary photo that waited behind
+ * a few of them would take several times its time alone. A waiting small photo is let past
+ * the large ones before it, each of which may be overtaken at most {@link MAX_OVERTAKES}
+ * times, so a large photo still gets its turn while small ones keep coming.
  */
 export class InferenceQueue implements ModelSlot {
   readonly #concurrency: number;
   readonly #maxQueued: number;
-  readonly #waiting: (() => void)[] = [];
+  readonly #waiting: Waiter[] = [];
   #running = 0;
   #passes = 0;
   #claims = 0;
@@ -82,16 +99,21 @@ export class InferenceQueue implements ModelSlot {
 
   /**
    * Runs `work` when a slot is free. Throws queue_full at once when the queue is full, and
-   * the signal's reason if it aborts while waiting.
+   * the signal's reason if it aborts while waiting. `large`: the photo is over
+   * LARGE_PHOTO_PIXELS, and small photos that come later may go first.
    */
-  async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async run<T>(work: () => Promise<T>, signal?: AbortSignal, { large = false }: { large?: boolean } = {}): Promise<T> {
     signal?.throwIfAborted();
     if (this.#running >= this.#concurrency) {
       if (this.#waiting.length >= this.#maxQueued) throw this.fullError();
       await new Promise<void>((resolve, reject) => {
-        const entry = () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
+        const entry: Waiter = {
+          start: () => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+          },
+          large,
+          overtaken: 0,
         };
         const onAbort = () => {
           const at = this.#waiting.indexOf(entry);
@@ -110,9 +132,24 @@ export class InferenceQueue implements ModelSlot {
     } finally {
       this.#passes++;
       this.#averageMs = 0.8 * this.#averageMs + 0.2 * (performance.now() - started);
-      const next = this.#waiting.shift();
-      if (next) next();
+      const next = this.#next();
+      if (next) next.start();
       else this.#running--;
     }
+  }
+
+  /**
+   * Takes the next image from the waiting line: the first, unless it is large and may still
+   * be overtaken and a small one waits behind it; then that small one, and every large one it
+   * passes counts an overtaking.
+   */
+  #next(): Waiter | undefined {
+    const first = this.#waiting[0];
+    if (!first?.large) return this.#waiting.shift();
+    const small = this.#waiting.findIndex((waiter) => !waiter.large);
+    const passed = this.#waiting.slice(0, Math.max(0, small));
+    if (small < 0 || passed.some((waiter) => waiter.overtaken >= MAX_OVERTAKES)) return this.#waiting.shift();
+    for (const waiter of passed) waiter.overtaken++;
+    return this.#waiting.splice(small, 1)[0];
   }
 }

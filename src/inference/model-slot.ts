@@ -13,9 +13,10 @@ export interface ModelSlot {
   claim(): (() => void) | undefined;
   /**
    * Runs `work` (the model step) when the model is free. Rejects with the signal's reason if
-   * it aborts while waiting; a full queue rejects at once (503 queue_full).
+   * it aborts while waiting; a full queue rejects at once (503 queue_full). `large`: the photo
+   * is over LARGE_PHOTO_PIXELS, and may be overtaken by small ones.
    */
-  run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  run<T>(work: () => Promise<T>, signal?: AbortSignal, options?: { large?: boolean }): Promise<T>;
 }
 
 /** A slot that is always free: every claim succeeds and work runs at once. */

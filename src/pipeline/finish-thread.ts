@@ -25,6 +25,14 @@ export interface ImageFinishing {
   cancel(): void;
 }
 
+/** What finishes images: one finish thread, or the lanes of two (`finish-lanes.ts`). */
+export interface Finisher {
+  /** Begins an image's finishing; `pixels`, the photo's when known, lets lanes choose. */
+  begin(photo: PhotoInput, options: { maxPixels: number; spec: FinishSpec; pixels?: number }): ImageFinishing;
+  /** Stops once the images being finished have their answers. */
+  close(): Promise<void>;
+}
+
 /**
  * The client of the finish thread (`finish-worker.ts`), which owns everything at full size:
  * the photo's full-size decode, the finishing steps (`finish-steps.ts`: alpha, then encode)
@@ -47,7 +55,7 @@ export interface ImageFinishing {
  * finishing.prepare(modelInput)
  * const { bytes: png } = await finishing.finish(mask)
  */
-export class FinishThread {
+export class FinishThread implements Finisher {
   #thread: Promise<Worker> | undefined;
   #waiting = new Map<number, { resolve: (answer: FinishedAnswer) => void; reject: (error: Error) => void }>();
   #nextId = 0;

@@ -5,7 +5,7 @@ import { fromThreadError } from '../threads/thread-error.js';
 import { heifHeader } from './decode.js';
 import type { HeicRequest, HeicResult } from './heic-protocol.js';
 import { heifExifOrientation } from './heif-orientation.js';
-import type { PhotoInput } from './photo-input.js';
+import { LARGE_PHOTO_PIXELS, type PhotoInput } from './photo-input.js';
 import { isHeif } from './sniff-format.js';
 
 /** How the HEIC threads are shared out; every field has a default. */
@@ -77,7 +77,7 @@ export class HeicThread {
 
   constructor(options: HeicThreadOptions = {}) {
     this.#threads = Math.max(1, options.threads ?? 2);
-    this.#largePixels = options.largePixels ?? 16e6;
+    this.#largePixels = options.largePixels ?? LARGE_PHOTO_PIXELS;
     this.#keepDecoderBytes = options.keepDecoderBytes ?? 128 * 2 ** 20;
     this.#idleMs = options.idleMs ?? 10_000;
   }

@@ -23,6 +23,12 @@ export interface DecodedPixels {
  */
 export type PhotoInput = Uint8Array | DecodedPixels;
 
+/**
+ * A photo over this many pixels is large: its full-size work takes seconds, so the HEIC
+ * threads, the finish lanes and the model's queue keep small photos from waiting behind it.
+ */
+export const LARGE_PHOTO_PIXELS = 16e6;
+
 /** True for pixels decoded already, false for encoded bytes. */
 export function isDecodedPixels(photo: PhotoInput): photo is DecodedPixels {
   return !(photo instanceof Uint8Array);

@@ -5,8 +5,8 @@ import { DEFAULT_ANSWER, type AnswerSpec, type EncodedFormat, type RegionOfInter
 import { decodeForModel, orientedSize, resolveRegion, type ResolvedRegion } from './decode.js';
 import type { PngCompression } from './encode.js';
 import type { FinishSpec } from './finish-protocol.js';
-import type { FinishThread } from './finish-thread.js';
-import type { PhotoInput } from './photo-input.js';
+import type { Finisher } from './finish-thread.js';
+import { isDecodedPixels, LARGE_PHOTO_PIXELS, type PhotoInput } from './photo-input.js';
 import { DEFAULT_REFINE_SETTINGS, type RefineSettings } from './refine/refine-cutout.js';
 import { lookAtPhoto } from './look-at-photo.js';
 import type { Quality } from './views.js';
@@ -65,7 +65,9 @@ export interface RemovedBackground {
 
 export interface RemoveBackgroundOptions {
   segmenter: Segmenter;
-  finisher: FinishThread;
+  finisher: Finisher;
+  /** The photo's pixels, when the caller knows them from its header: the finisher's lanes choose by them. */
+  pixels?: number;
   maxPixels: number;
   /**
    * `fast`: the model's one view of the photo; `best`: the photo and its mirror, fused
@@ -115,7 +117,8 @@ export async function removeBackground(bytes: PhotoInput, options: RemoveBackgro
   const quality = options.quality ?? 'fast';
   const spec: FinishSpec = { refine: refineSettings(options.refine), pngCompression: options.pngCompression, answer: options.answer ?? DEFAULT_ANSWER };
   const timings: StageTimings = { decode: 0, preprocess: 0, queue: 0, inference: 0, refine: 0, postprocess: 0, compose: 0, encode: 0 };
-  const begin = () => finisher.begin(bytes, { maxPixels, spec });
+  const pixels = options.pixels ?? (isDecodedPixels(bytes) ? bytes.image.width * bytes.image.height : undefined);
+  const begin = () => finisher.begin(bytes, { maxPixels, spec, pixels });
 
   const release = slot.claim();
   let finishing = release ? begin() : undefined;
@@ -148,7 +151,7 @@ export async function removeBackground(bytes: PhotoInput, options: RemoveBackgro
     const segmentation = await lookAtPhoto(segmenter, modelInput, quality, aspect);
     timings.inference = since(start);
     return { segmentation, begun };
-  }, options.signal);
+  }, options.signal, { large: (pixels ?? 0) > LARGE_PHOTO_PIXELS });
   // Whatever failed, the finish thread must not keep this image.
   modelStep.catch(() => finishing?.cancel());
   const { segmentation, begun } = await modelStep;

@@ -6,7 +6,7 @@ import type { ModelService } from '../model/model-service.js';
 import { checkUrlLiterally, fetchImage } from '../fetch/fetch-image.js';
 import { untilAborted } from '../until-aborted.js';
 import type { RequestedFormat } from '../pipeline/answer-spec.js';
-import type { FinishThread } from '../pipeline/finish-thread.js';
+import type { Finisher } from '../pipeline/finish-thread.js';
 import { HeicThread } from '../pipeline/heic-thread.js';
 import { headerSize } from '../pipeline/decode.js';
 import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
@@ -48,7 +48,7 @@ export class RemovalService {
   readonly #config: Config;
   readonly #model: ModelService;
   readonly #queue: InferenceQueue;
-  readonly #finisher: FinishThread;
+  readonly #finisher: Finisher;
   readonly #heic: HeicThread;
   readonly #budget: MemoryBudget;
   /** For each request's signal (`signalFor`), how to run something once its reply is over. */
@@ -58,7 +58,7 @@ export class RemovalService {
    * `heic`: the thread that reads HEIC/HEIF photos; `budget`: the memory the removals share
    * (CUTOUT_MEMORY_BUDGET); default, each one of the service's own.
    */
-  constructor(parts: { config: Config; model: ModelService; queue: InferenceQueue; finisher: FinishThread; heic?: HeicThread; budget?: MemoryBudget }) {
+  constructor(parts: { config: Config; model: ModelService; queue: InferenceQueue; finisher: Finisher; heic?: HeicThread; budget?: MemoryBudget }) {
     this.#config = parts.config;
     this.#model = parts.model;
     this.#queue = parts.queue;
@@ -181,7 +181,7 @@ export class RemovalService {
     });
     const held = await this.#budget.reserve(estimate, signal);
     try {
-      const result = await this.#removeWithin(photo, signal, { request, answer, bgImageUrl, refine, quality, model });
+      const result = await this.#removeWithin(photo, signal, { request, answer, bgImageUrl, refine, quality, model, pixels: size && size.width * size.height });
       const onReplyEnd = this.#onReplyEnd.get(signal);
       if (onReplyEnd) onReplyEnd(held.release);
       else held.release();
@@ -195,7 +195,7 @@ export class RemovalService {
   async #removeWithin(
     photo: Uint8Array,
     requestSignal: AbortSignal,
-    parts: { request: RemovalRequest; answer: ReturnType<typeof answerSpec>; bgImageUrl: string | undefined; refine: boolean; quality: RemovalQuality; model: ReturnType<ModelService['segmenterFor']> },
+    parts: RunParts,
   ): Promise<RemovalResult> {
     // The request's signal, and a failed background: either stops the removal where it is.
     // Not AbortSignal.any: Node keeps a composed signal that has listeners alive until it
@@ -216,7 +216,7 @@ export class RemovalService {
     photo: Uint8Array,
     requestSignal: AbortSignal,
     stop: AbortController,
-    parts: { request: RemovalRequest; answer: ReturnType<typeof answerSpec>; bgImageUrl: string | undefined; refine: boolean; quality: RemovalQuality; model: ReturnType<ModelService['segmenterFor']> },
+    parts: RunParts,
   ): Promise<RemovalResult> {
     const config = this.#config;
     const { request, answer, bgImageUrl, model } = parts;
@@ -233,6 +233,7 @@ export class RemovalService {
       slot: this.#queue,
       signal,
       maxPixels: config.maxPixels,
+      pixels: parts.pixels,
       refine: parts.refine,
       quality: parts.quality,
       pngCompression: config.pngCompression,
@@ -255,3 +256,15 @@ function namedFor(field: string, error: unknown): unknown {
 }
 
 type RemovalQuality = NonNullable<OutputOptions['quality']>;
+
+/** What `remove` settled before the removal runs. */
+interface RunParts {
+  request: RemovalRequest;
+  answer: ReturnType<typeof answerSpec>;
+  bgImageUrl: string | undefined;
+  refine: boolean;
+  quality: RemovalQuality;
+  model: ReturnType<ModelService['segmenterFor']>;
+  /** The photo's pixels from its header; undefined when sharp could not read it (an HEIC's come from its decode). */
+  pixels: number | undefined;
+}

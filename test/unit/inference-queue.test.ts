@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InferenceQueue } from '../../src/inference/inference-queue.js';
+import { InferenceQueue, MAX_OVERTAKES } from '../../src/inference/inference-queue.js';
 
 describe('InferenceQueue.idle', () => {
   it('is true only while a new job would start at once', async () => {
@@ -41,5 +41,41 @@ describe('InferenceQueue.claim', () => {
     finish();
     await running;
     expect(queue.claim()).toBeTypeOf('function');
+  });
+});
+
+describe('InferenceQueue.run with large photos', () => {
+  /** Runs the named images on a queue of one slot, the first holding it until all wait; returns the order they ran in. */
+  async function order(images: { name: string; large: boolean }[]): Promise<string[]> {
+    const queue = new InferenceQueue({ concurrency: 1, maxQueued: 20 });
+    const ran: string[] = [];
+    let release!: () => void;
+    const blocker = queue.run(() => new Promise<void>((resolve) => (release = resolve)));
+    const all = images.map(({ name, large }) => queue.run(async () => void ran.push(name), undefined, { large }));
+    release();
+    await Promise.all([blocker, ...all]);
+    return ran;
+  }
+  const L = (name: string) => ({ name, large: true });
+  const S = (name: string) => ({ name, large: false });
+
+  it('lets a small photo past the large ones waiting before it', async () => {
+    expect(await order([L('L1'), L('L2'), S('s1')])).toEqual(['s1', 'L1', 'L2']);
+  });
+
+  it('keeps arrival order among small photos and among large ones', async () => {
+    expect(await order([S('s1'), L('L1'), S('s2'), L('L2')])).toEqual(['s1', 's2', 'L1', 'L2']);
+    expect(await order([L('L1'), L('L2')])).toEqual(['L1', 'L2']);
+  });
+
+  it(`lets a large photo be overtaken at most ${MAX_OVERTAKES} times`, async () => {
+    const smalls = Array.from({ length: MAX_OVERTAKES + 2 }, (_, i) => S(`s${i + 1}`));
+    const ran = await order([L('L1'), ...smalls]);
+    expect(ran.indexOf('L1')).toBe(MAX_OVERTAKES);
+    expect(ran.filter((name) => name !== 'L1')).toEqual(smalls.map((s) => s.name));
+  });
+
+  it('leaves the line as it is when nothing is large', async () => {
+    expect(await order([S('s1'), S('s2'), S('s3')])).toEqual(['s1', 's2', 's3']);
   });
 });
