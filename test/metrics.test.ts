@@ -121,12 +121,17 @@ describe('GET /metrics', () => {
       const text = (await scrape(busy)).body;
       expect(sample(text, 'cutout_queue_waiting_images')).toBe(2);
       expect(sample(text, 'cutout_model_running')).toBe(1);
+      // The three hold their estimates of the budget; none waits for memory.
+      expect(sample(text, 'cutout_memory_reserved_bytes')).toBe(busy.app.removals.memory.reserved);
+      expect(sample(text, 'cutout_memory_reserved_bytes')).toBeGreaterThan(3 * 1024 * 1024);
+      expect(sample(text, 'cutout_memory_waiting_images')).toBe(0);
       // Hold the model past the 0.05 s bucket, so the two queued ones have surely waited longer.
       await new Promise((resolve) => setTimeout(resolve, 60));
       release();
       for (const answer of await Promise.all(answers)) expect(answer.statusCode).toBe(200);
       const after = (await scrape(busy)).body;
       expect(sample(after, 'cutout_queue_waiting_images')).toBe(0);
+      expect(sample(after, 'cutout_memory_reserved_bytes')).toBe(0);
       expect(sample(after, 'cutout_model_passes_total')).toBe(3);
       // Two of the three waited for the model: the histogram saw it.
       expect(sample(after, 'cutout_queue_wait_seconds_bucket', { le: '0.05' })).toBeLessThanOrEqual(1);

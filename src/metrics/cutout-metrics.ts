@@ -1,6 +1,12 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** What the gauges read at each scrape: the inference queue's own counts. */
+/** The removals' memory budget, as `RemovalService.memory` reads it. */
+export interface MemoryCounts {
+  readonly reserved: number;
+  readonly waiting: number;
+}
+
 export interface QueueCounts {
   /** Images waiting for a free model slot. */
   readonly queued: number;
@@ -33,7 +39,7 @@ const REMOVAL_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 10, 20, 40, 60];
  * Cutout's Prometheus metrics, in a registry of their own (not prom-client's global one):
  * Node's default process metrics, and `cutout_…`: requests by route and outcome code, the
  * queue wait, inference and end-to-end time of removals, the images waiting for the model
- * (the gauge an autoscaler follows), the model passes, the second looks and the jobs' images. Labels are route templates,
+ * (the gauge an autoscaler follows), the memory budget held and waited for, the model passes, the second looks and the jobs' images. Labels are route templates,
  * registered error codes and the names of the loaded models only: never a token, an account or a URL.
  *
  * Counting costs a request a counter increment and, for a removal, three histogram
@@ -48,7 +54,8 @@ export class CutoutMetrics {
   readonly #secondLooks: Counter;
   readonly #jobItems: Counter<'state'>;
 
-  constructor(queue: QueueCounts) {
+  /** `memory`: the removals' memory budget (`RemovalService.memory`), read when Prometheus scrapes. */
+  constructor(queue: QueueCounts, memory?: () => MemoryCounts) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.#requests = new Counter({
@@ -98,6 +105,24 @@ export class CutoutMetrics {
         this.set(queue.running);
       },
     });
+    if (memory) {
+      new Gauge({
+        name: 'cutout_memory_reserved_bytes',
+        help: 'Bytes of the memory budget (CUTOUT_MEMORY_BUDGET) the removals in flight hold now, by their estimates.',
+        registers,
+        collect() {
+          this.set(memory().reserved);
+        },
+      });
+      new Gauge({
+        name: 'cutout_memory_waiting_images',
+        help: 'Images waiting for their memory estimate to fit in the budget now.',
+        registers,
+        collect() {
+          this.set(memory().waiting);
+        },
+      });
+    }
     let counted = 0;
     new Counter({
       name: 'cutout_model_passes_total',
