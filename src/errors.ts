@@ -20,6 +20,7 @@ export const ERRORS = {
   },
   not_found: { status: 404, title: 'Not found', message: 'No such endpoint, or no such job for this account.' },
   result_not_available: { status: 409, title: 'No result', message: 'This item has no result: it is still waiting or running, or it failed or was cancelled.' },
+  request_timeout: { status: 408, title: 'Request timeout', message: 'The request did not arrive in full within the server\'s time for it.' },
   payload_too_large: { status: 413, title: 'Payload too large', message: 'The image is larger than the byte limit.' },
   headers_too_large: { status: 431, title: 'Request headers too large', message: "The request's headers are larger than the server's limit." },
   unsupported_media_type: { status: 415, title: 'Unsupported media type', message: 'This endpoint does not accept that Content-Type.' },

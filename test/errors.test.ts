@@ -2,10 +2,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, type AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS, type ErrorCode } from '../src/errors.js';
+import { answerClientError } from '../src/http/client-error.js';
 import { ModelService } from '../src/model/model-service.js';
 import type { Segmenter } from '../src/model/segmenter.js';
 import { isPostgresUnreachable } from '../src/store/postgres-outage.js';
@@ -114,6 +115,10 @@ describe('requests the HTTP parser refuses, on a real socket', () => {
       socket.on('error', reject);
       socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
     });
+    return parseRaw(answer);
+  };
+  /** An HTTP answer as written on the socket, as inject() would give it. */
+  const parseRaw = (answer: string): Injected => {
     const [head, body] = answer.split('\r\n\r\n', 2);
     const [statusLine, ...fields] = head.split('\r\n');
     const headers = Object.fromEntries(fields.map((field) => [field.slice(0, field.indexOf(':')).toLowerCase(), field.slice(field.indexOf(':') + 1).trim()]));
@@ -129,6 +134,14 @@ describe('requests the HTTP parser refuses, on a real socket', () => {
   });
   it('bytes that are not HTTP → 400 invalid_request', async () => {
     problem(await rawExchange('HELLO / SMTP\r\n\r\n'), 'invalid_request');
+  });
+  // Node checks its headersTimeout every 30 s: the handler is given the error Node gives it.
+  it("headers that do not arrive in time (Node's ERR_HTTP_REQUEST_TIMEOUT) → 408 request_timeout", () => {
+    let written = '';
+    const socket = { destroyed: false, writable: true, end: (bytes: string) => void (written = bytes), destroy: () => {} } as unknown as Socket;
+    answerClientError.call(t.app, Object.assign(new Error('Request Timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
+    expect(written).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    problem(parseRaw(written), 'request_timeout');
   });
 });
 

@@ -36,7 +36,7 @@ const ANSWER = {
     headers: ANSWER_HEADERS,
     content: { 'application/json': { schema: Cutout }, 'image/png': IMAGE, 'image/webp': IMAGE, 'image/jpeg': IMAGE },
   },
-  ...problemResponses([400, 401, 413, 415, 422, 429, 431, 500, 502, 503, 504]),
+  ...problemResponses([400, 401, 408, 413, 415, 422, 429, 431, 500, 502, 503, 504]),
 };
 
 /**

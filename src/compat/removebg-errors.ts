@@ -62,6 +62,7 @@ const FROM_NATIVE: Record<ErrorCode, RemoveBgCode> = {
   too_many_jobs: 'rate_limit_exceeded',
   payload_too_large: 'file_too_large',
   headers_too_large: 'invalid_request',
+  request_timeout: 'invalid_request',
   unsupported_media_type: 'invalid_request',
   unsupported_image_format: 'invalid_file_type',
   image_decode_failed: 'failed_to_read_image',

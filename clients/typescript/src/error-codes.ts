@@ -15,6 +15,7 @@ export const SERVER_ERROR_STATUS = {
   user_token_not_accepted: 401,
   not_found: 404,
   result_not_available: 409,
+  request_timeout: 408,
   payload_too_large: 413,
   headers_too_large: 431,
   unsupported_media_type: 415,
