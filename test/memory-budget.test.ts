@@ -1,11 +1,14 @@
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { multipartBody, type FormPart } from '../scripts/lib/multipart-body.js';
 import { ModelService } from '../src/model/model-service.js';
+import type { Segmenter } from '../src/model/segmenter.js';
+import { headerSize } from '../src/pipeline/decode.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { fakeSegmenter } from './helpers/fake-segmenter.js';
+import { fakeSegmenter, uniformMask } from './helpers/fake-segmenter.js';
 import { makePhoto } from './helpers/images.js';
 
 /**
@@ -122,6 +125,51 @@ describe('the memory budget', () => {
       await until(() => t.app.removals.memory.reserved === 0 && t.app.removals.memory.waiting === 0, 'every reservation is released');
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('a background\'s decode in the budget', () => {
+  it('counts an HEIC background whole: an uploaded one\'s from its header, before the model; a URL\'s once it is fetched', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const held: Segmenter = { size: 1024, segment: async (pictures) => (await gate, pictures.map(() => uniformMask(1024, 255))), close: async () => {} };
+    const t = await startTestApp({ rateLimit: 0, urlAllowPrivate: true }, { model: ModelService.ofSegmenter(held) });
+    const heic = await readFile(new URL('./fixtures/heic/orientation-6-exif.heic', import.meta.url));
+    const size = (await headerSize(heic, 50e6))!;
+    expect(size.heic).toBe(true);
+    const jpeg = await makePhoto('jpeg', size.width, size.height);
+    const server = createServer((request, response) => response.end(request.url === '/bg.heic' ? heic : jpeg));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const { tokenId } = await t.tokens.createUserToken('compat');
+      const token = await t.managedToken();
+      const reserved = () => t.app.removals.memory.reserved;
+      /** Starts a request held at the model and answers what it added to the budget once it reaches `expected` (or, without one, once it added anything). */
+      const added = async (send: () => Promise<Injected>, expected?: number) => {
+        const before = reserved();
+        answers.push(send());
+        await until(() => (expected === undefined ? reserved() > before : reserved() - before === expected), `the request reserves ${expected ?? 'its memory'}`);
+        return reserved() - before;
+      };
+      const answers: Promise<Injected>[] = [];
+      const file = (background: Buffer) => () => upload(t, tokenId, [{ name: 'image_file', filename: 'a.jpg', data: small }, { name: 'bg_image_file', filename: 'bg', data: background }]);
+      const url = (path: string) => () => base64(t, token, small, { bg_image_url: `${origin}${path}` });
+
+      const decode = 12 * size.width * size.height;
+      const withJpegFile = await added(file(jpeg));
+      expect(await added(file(heic), withJpegFile + decode + heic.length - jpeg.length)).toBe(withJpegFile + decode + heic.length - jpeg.length);
+      const withJpegUrl = await added(url('/bg.jpg'));
+      expect(await added(url('/bg.heic'), withJpegUrl + decode)).toBe(withJpegUrl + decode);
+
+      open();
+      for (const answer of await Promise.all(answers)) expect(answer.statusCode, answer.body).toBe(200);
+      await until(() => reserved() === 0, 'every reservation is released');
+    } finally {
+      open();
+      await t.close();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -116,3 +116,23 @@ export class MemoryBudget {
     }
   }
 }
+
+/**
+ * A request's reservations, released together: the first, and any taken later (a background
+ * known only once fetched). One added after the release is released at once, so a reservation
+ * that arrives after its removal failed is not kept.
+ */
+export class Reservations {
+  readonly #held: MemoryReservation[] = [];
+  #released = false;
+
+  add(reservation: MemoryReservation): void {
+    if (this.#released) reservation.release();
+    else this.#held.push(reservation);
+  }
+
+  release(): void {
+    this.#released = true;
+    for (const held of this.#held.splice(0)) held.release();
+  }
+}

@@ -56,6 +56,17 @@ export const ENCODED_BYTES_PER_PIXEL = Object.freeze({ png: 3, webp: 1, jpeg: 1,
 const MODEL_BYTES_PER_PIXEL = 5;
 
 /**
+ * What an HEIC/HEIF background of `pixels` holds beyond its removal's estimate: libheif
+ * decodes it whole (its RGBA and the decoder's heap), where sharp streams any other
+ * background down to the answer's size. 0 for a background that is not HEIC.
+ *
+ * @example backgroundDecodeBytes({ width: 4000, height: 3000, heic: true }) // 144 MB
+ */
+export function backgroundDecodeBytes(size: { width: number; height: number; heic: boolean }): number {
+  return size.heic ? (BYTES_PER_PIXEL.photo + BYTES_PER_PIXEL.heicDecoder) * size.width * size.height : 0;
+}
+
+/**
  * An upper bound of the bytes one removal holds at its peak, from what is known before any
  * pixel is decoded (the header's size, the bytes, the options): what the memory budget
  * (`memory-budget.ts`) reserves for it while it waits for the model and until its answer is sent.

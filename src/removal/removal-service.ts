@@ -12,8 +12,8 @@ import { headerSize } from '../pipeline/decode.js';
 import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
 import { NO_OPTIONS, type OutputOptions } from '../options/output-options.js';
 import { answerSpec } from '../options/read-options.js';
-import { MemoryBudget } from './memory-budget.js';
-import { estimateRemovalBytes } from './memory-estimate.js';
+import { MemoryBudget, Reservations } from './memory-budget.js';
+import { backgroundDecodeBytes, estimateRemovalBytes } from './memory-estimate.js';
 
 /** What a request chose about its removal; the server's configuration decides the rest. */
 export interface RemovalRequest {
@@ -167,6 +167,8 @@ export class RemovalService {
     const quality = options.quality ?? config.quality;
     const size = await untilAborted(headerSize(photo, config.maxPixels), signal);
     const side = Math.ceil(Math.sqrt(config.maxPixels));
+    const uploaded = request.backgroundImage instanceof Uint8Array ? request.backgroundImage : undefined;
+    const uploadedSize = uploaded && (await untilAborted(this.#backgroundSize(uploaded, 'bg_image_file'), signal));
     const estimate = estimateRemovalBytes({
       width: size?.width ?? side,
       height: size?.height ?? side,
@@ -179,17 +181,29 @@ export class RemovalService {
       looks: quality === 'fast' ? 1 : 2,
       modelSize: model.segmenter.size,
     });
-    const held = await this.#budget.reserve(estimate, signal);
+    const holds = new Reservations();
+    holds.add(await this.#budget.reserve(estimate + (uploadedSize ? backgroundDecodeBytes(uploadedSize) : 0), signal));
+    const release = () => holds.release();
     try {
-      const result = await this.#removeWithin(photo, signal, { request, answer, bgImageUrl, refine, quality, model, pixels: size && size.width * size.height });
+      const result = await this.#removeWithin(photo, signal, { request, answer, bgImageUrl, refine, quality, model, pixels: size && size.width * size.height, holds, backgroundKnown: uploaded !== undefined });
       const onReplyEnd = this.#onReplyEnd.get(signal);
-      if (onReplyEnd) onReplyEnd(held.release);
-      else held.release();
+      if (onReplyEnd) onReplyEnd(release);
+      else release();
       return result;
     } catch (error) {
-      held.release();
+      release();
       throw error;
     }
+  }
+
+  /**
+   * A background's size from its header, refused as the photo's would be but naming `field`;
+   * an HEIC whose header sharp cannot read counts as the largest one allowed.
+   */
+  async #backgroundSize(image: Uint8Array, field: string): Promise<{ width: number; height: number; heic: boolean }> {
+    const side = Math.ceil(Math.sqrt(this.#config.maxPixels));
+    const size = await headerSize(image, this.#config.maxPixels).catch((error: unknown) => Promise.reject(namedFor(field, error)));
+    return size ?? { width: side, height: side, heic: true };
   }
 
   async #removeWithin(
@@ -225,7 +239,11 @@ export class RemovalService {
     const bytes = await untilAborted(this.#heic.readable(photo, config.maxPixels, signal), signal);
     const backgroundBytes = request.backgroundImage ? Promise.resolve(request.backgroundImage) : bgImageUrl ? this.fetch(bgImageUrl, 'bg_image_url', requestSignal) : undefined;
     const backgroundField = request.backgroundImage instanceof Uint8Array ? 'bg_image_file' : 'bg_image_url';
-    const backgroundImage = backgroundBytes?.then((image) => this.#heic.readable(image, config.maxPixels, signal).catch((error: unknown) => Promise.reject(namedFor(backgroundField, error))));
+    const backgroundImage = backgroundBytes?.then(async (image) => {
+      // A background known only now (a URL's) reserves what its decode holds before it decodes.
+      if (!parts.backgroundKnown) parts.holds.add(await this.#budget.reserve(backgroundDecodeBytes(await this.#backgroundSize(image, backgroundField)), signal));
+      return this.#heic.readable(image, config.maxPixels, signal).catch((error: unknown) => Promise.reject(namedFor(backgroundField, error)));
+    });
     backgroundImage?.catch((error: unknown) => stop.abort(error));
     const work = removeBackground(bytes, {
       segmenter: model.segmenter,
@@ -267,4 +285,8 @@ interface RunParts {
   model: ReturnType<ModelService['segmenterFor']>;
   /** The photo's pixels from its header; undefined when sharp could not read it (an HEIC's come from its decode). */
   pixels: number | undefined;
+  /** The request's reservations of the memory budget, released together once its reply is over. */
+  holds: Reservations;
+  /** The background's decode is in the first reservation already (an uploaded one's header was read). */
+  backgroundKnown: boolean;
 }

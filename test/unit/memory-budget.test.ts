@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CutoutError } from '../../src/errors.js';
-import { MemoryBudget } from '../../src/removal/memory-budget.js';
+import { MemoryBudget, Reservations } from '../../src/removal/memory-budget.js';
 
 const settled = async (promise: Promise<unknown>) => {
   let done = false;
@@ -58,6 +58,23 @@ describe('MemoryBudget', () => {
     await expect(waiting).rejects.toThrow('gone');
     expect(budget.waiting).toBe(0);
     a.release();
+    expect(budget.reserved).toBe(0);
+  });
+});
+
+describe('Reservations', () => {
+  it('releases every reservation at once, and one added after the release immediately', async () => {
+    const budget = new MemoryBudget(100, { maxWaiting: 4 });
+    const holds = new Reservations();
+    holds.add(await budget.reserve(30));
+    holds.add(await budget.reserve(20));
+    expect(budget.reserved).toBe(50);
+    holds.release();
+    expect(budget.reserved).toBe(0);
+    // A background's reservation that arrives after its removal failed is not kept.
+    holds.add(await budget.reserve(40));
+    expect(budget.reserved).toBe(0);
+    holds.release();
     expect(budget.reserved).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ANSWER, type AnswerSpec } from '../../src/pipeline/answer-spec.js';
-import { BYTES_PER_PIXEL, ENCODED_BYTES_PER_PIXEL, estimateRemovalBytes, type RemovalFootprint } from '../../src/removal/memory-estimate.js';
+import { backgroundDecodeBytes, BYTES_PER_PIXEL, ENCODED_BYTES_PER_PIXEL, estimateRemovalBytes, type RemovalFootprint } from '../../src/removal/memory-estimate.js';
 
 const MB = 1e6;
 const photo = (width: number, height: number, more: Partial<RemovalFootprint> = {}): RemovalFootprint => ({
@@ -17,6 +17,13 @@ const photo = (width: number, height: number, more: Partial<RemovalFootprint> = 
   ...more,
 });
 const withAnswer = (answer: Partial<AnswerSpec>) => ({ answer: { ...DEFAULT_ANSWER, ...answer } });
+
+describe('backgroundDecodeBytes', () => {
+  it('counts an HEIC background whole, RGBA and libheif beside it, and nothing for one sharp streams', () => {
+    expect(backgroundDecodeBytes({ width: 4000, height: 3000, heic: true })).toBe(12 * 4000 * 3000);
+    expect(backgroundDecodeBytes({ width: 4000, height: 3000, heic: false })).toBe(0);
+  });
+});
 
 describe('estimateRemovalBytes', () => {
   it('adds up the documented arithmetic for the default answer', () => {
