@@ -288,6 +288,18 @@ describe('delivery', () => {
     expect(outcomes).toEqual([...Array(delivery.attempts.length - 1).fill('retried'), 'failed']);
   });
 
+  it('follows no redirect: a 3xx is a failed attempt like any other non-2xx', async () => {
+    const { url, received } = await startReceiver([302]);
+    const token = await userToken(fresh.store);
+    const job = newJob(token, url);
+    await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+    await fresh.store.cancelJob(job.id, new Date().toISOString());
+    const sender = new WebhookSender({ store: fresh.store, secrets: new WebhookSecrets(fresh.store, { dataDir }), rules: LOOPBACK_RULES, log: pino({ level: 'silent' }), schedule: FAST });
+    await sender.deliverDue();
+    expect(received).toHaveLength(1);
+    expect(await fresh.store.findWebhookDelivery(job.id)).toMatchObject({ state: 'pending', attempts: [{ attempt: 1, status: 302, error: null }] });
+  });
+
   it('answers a receiver that does not answer in time as an attempt without a status', async () => {
     const { url } = await startReceiver([204], 2000);
     const token = await userToken(fresh.store);

@@ -105,7 +105,12 @@ export class WebhookSender {
       const leaseUntil = new Date(now.getTime() + (this.#parts.leaseMs ?? 3 * this.#timeoutMs)).toISOString();
       const claims = await Promise.all(due.map((delivery) => store.claimWebhook(delivery.jobId, delivery.attempts, now.toISOString(), leaseUntil)));
       const mine = claims.filter((claim) => claim !== undefined);
-      await Promise.all(mine.map((claim) => this.#attempt(claim)));
+      // Each attempt on its own: one that cannot be signed or recorded (the store went away)
+      // keeps its claim until the lease ends, and is then tried again as the next attempt.
+      const attempts = await Promise.allSettled(mine.map((claim) => this.#attempt(claim)));
+      for (const [index, attempt] of attempts.entries()) {
+        if (attempt.status === 'rejected') log.warn({ err: attempt.reason, jobId: mine[index].job.id, attempt: mine[index].attempt }, 'job webhook attempt could not be made or recorded; retrying after its lease');
+      }
       return mine.length;
     } catch (error) {
       log.warn({ err: error }, 'job webhooks could not be read or recorded; trying again at the next poll');
