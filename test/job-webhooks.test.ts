@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
@@ -7,7 +8,8 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addressPolicy } from '../src/fetch/address-policy.js';
-import { webhookAddressRules, type WebhookAddressRules } from '../src/jobs/webhook-address.js';
+import { checkWebhookUrl, webhookAddressRules, type WebhookAddressRules } from '../src/jobs/webhook-address.js';
+import { cutoutFailure } from './helpers/cutout-failure.js';
 import { loadWebhookKey, WEBHOOK_KEY_FILE } from '../src/jobs/webhook-key.js';
 import { WebhookSecrets } from '../src/jobs/webhook-secrets.js';
 import { WEBHOOK_SCHEDULE, WebhookSender, type WebhookOutcome, type WebhookSchedule } from '../src/jobs/webhook-sender.js';
@@ -15,6 +17,7 @@ import { deriveSigningSecret, signWebhook, verifyWebhookSignature } from '../src
 import { ModelService } from '../src/model/model-service.js';
 import type { NewJob } from '../src/store/job-records.js';
 import type { Store } from '../src/store/store.js';
+import { multipartBody } from '../scripts/lib/multipart-body.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { makePhoto } from './helpers/images.js';
 import { squareSegmenter } from './helpers/square-segmenter.js';
@@ -258,6 +261,18 @@ describe('delivery', () => {
     expect(delivery!.attempts[0].error).toBe('webhook_url: host hooks.example resolves to a non-public address (private).');
   });
 
+  it('at submission, refuses a host that does not resolve in time, without waiting for DNS', async () => {
+    const hanging: LookupFunction = () => {};
+    const rules = { ...webhookAddressRules({ urlAllowPrivate: false, urlAllowHosts: [], urlDenyHosts: [] }), lookup: hanging };
+    const started = Date.now();
+    const error = await cutoutFailure(checkWebhookUrl('https://slow.example/hook', rules, 100), 'url_not_allowed');
+    expect(error.message).toBe('webhook_url: its host could not be resolved within 100 ms.');
+    expect(Date.now() - started).toBeLessThan(2000);
+    const nowhere: LookupFunction = (_host, _options, callback) => callback(Object.assign(new Error('nx'), { code: 'ENOTFOUND' }), []);
+    const unresolved = await cutoutFailure(checkWebhookUrl('https://typo.example/hook', { ...rules, lookup: nowhere }), 'url_not_allowed');
+    expect(unresolved.message).toBe('webhook_url: host typo.example could not be resolved (ENOTFOUND).');
+  });
+
   it('gives up once the window after the job ended is over: failed, with every attempt kept', async () => {
     const { url, received } = await startReceiver([503]);
     const token = await userToken(fresh.store);
@@ -445,6 +460,19 @@ describe('a job with a webhook_url', () => {
     const notHttp = await createJob(t, auth, { images: [{ image_url: 'https://example.com/a.png' }], webhook_url: 'ftp://example.com/x' });
     expect(notHttp.statusCode).toBe(400);
     expect(await t.store.openJobLoad(userTokenId)).toEqual({ openJobs: 0, queuedItems: 0 });
+  });
+
+  it('is refused the same way on an upload, whose images are then not kept', async () => {
+    const { t, auth, userTokenId } = await jobApp({ urlAllowPrivate: false });
+    const png = await makePhoto('png', 40, 30);
+    const form = multipartBody([
+      { name: 'files', filename: 'a.png', contentType: 'image/png', data: png },
+      { name: 'webhook_url', data: 'http://192.168.1.20/hook' },
+    ]);
+    const refused = await t.app.inject({ method: 'POST', url: '/api/v1/jobs/multipart', headers: { authorization: auth, 'content-type': form.contentType }, payload: form.body });
+    expect([refused.statusCode, refused.json().code]).toEqual([400, 'url_not_allowed']);
+    expect(await t.store.openJobLoad(userTokenId)).toEqual({ openJobs: 0, queuedItems: 0 });
+    expect(existsSync(join(t.config.dataDir, 'jobs')) ? readdirSync(join(t.config.dataDir, 'jobs')) : []).toEqual([]);
   });
 
   it('is refused by the host lists too (CUTOUT_URL_ALLOW_HOSTS), even where private addresses are allowed', async () => {

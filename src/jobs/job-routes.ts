@@ -200,6 +200,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner; webhookRu
         const upload = await readJobUpload(request, config.dataDir, id, { maxImageBytes: config.maxImageBytes, maxUploadBytes: config.jobMaxUploadBytes });
         const options = takeJobOptions(upload.fields);
         if (upload.fields.webhook_url && !/^https?:\/\//.test(upload.fields.webhook_url)) throw new CutoutError('invalid_request', 'webhook_url must be an http(s) URL.');
+        if (upload.fields.webhook_url && upload.fields.webhook_url.length > 2048) throw new CutoutError('invalid_request', 'webhook_url may have at most 2048 characters.');
         const answered = await makeJob(request, reply, { id, options, hash: upload.hash, items: upload.items, webhookUrl: upload.fields.webhook_url || null });
         // A retry answered with the job its key made first: this upload's copy is not needed.
         if (reply.getHeader('location') !== jobUrl(id)) await rm(folder, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import { CutoutError } from '../errors.js';
 import { addressPolicy, type AddressPolicy } from '../fetch/address-policy.js';
 import { resolveCheckedUrl, type CheckedUrl } from '../fetch/fetch-image.js';
+import { untilAborted } from '../until-aborted.js';
 
 /** Where webhooks may go: the URL endpoint's policy (CUTOUT_URL_ALLOW_PRIVATE, _ALLOW_HOSTS, _DENY_HOSTS). */
 export interface WebhookAddressRules {
@@ -30,13 +31,16 @@ export function resolveWebhookUrl(url: string, rules: WebhookAddressRules): Prom
 /**
  * Refuses, at a job's submission, a webhook_url Cutout would not deliver to: 400
  * `url_not_allowed`, as the URL endpoint refuses an image URL, also for a host that does not
- * resolve now (a typo is better told at once than after 24 hours of retries).
+ * resolve now, or not within `timeoutMs` (a typo is better told at once than after 24 hours
+ * of retries).
  */
-export async function checkWebhookUrl(url: string, rules: WebhookAddressRules): Promise<void> {
+export async function checkWebhookUrl(url: string, rules: WebhookAddressRules, timeoutMs = 5000): Promise<void> {
+  const signal = AbortSignal.timeout(timeoutMs);
   try {
-    await resolveWebhookUrl(url, rules);
+    await untilAborted(resolveWebhookUrl(url, rules), signal);
   } catch (error) {
     if (error instanceof CutoutError && error.code === 'upstream_fetch_failed') throw new CutoutError('url_not_allowed', error.message, { cause: error });
+    if (signal.aborted) throw new CutoutError('url_not_allowed', `webhook_url: its host could not be resolved within ${timeoutMs} ms.`, { cause: error });
     throw error;
   }
 }
