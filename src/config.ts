@@ -166,6 +166,16 @@ export const ConfigSchema = Type.Object({
     minimum: 1024,
     description: 'Largest upload of one job (`POST /api/v1/jobs/multipart`), in bytes, its zip archives counted inflated; past it the upload is refused with 413 and nothing of it is kept.',
   }),
+  webhookKey: Type.Optional(
+    Type.String({
+      env: 'CUTOUT_WEBHOOK_KEY',
+      // A refused value is not echoed in the start-up error.
+      secret: true,
+      pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9_-]{43}=?)$',
+      description:
+        'The key job webhooks\' signing secrets are derived from: 32 bytes as 64 hex digits or 43 base64url characters, the same on every replica; changing it changes every secret. Unset: `webhook.key` in the data directory, made on first use (docs/jobs.md, "Webhook"); never logged.',
+    }),
+  ),
   redisUrl: Type.Optional(
     Type.String({
       env: 'REDIS_URL',
@@ -287,7 +297,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = 
     if (value === undefined) continue;
     if (!Value.Check(schema, value)) {
       const reason = Value.Errors(schema, value)[0]?.message ?? 'invalid value';
-      throw new ConfigError(`${field.env}=${JSON.stringify(raw[field.key])} is not valid: ${reason}. ${field.description}`);
+      const shown = (schema as { secret?: boolean }).secret ? '(the value given)' : JSON.stringify(raw[field.key]);
+      throw new ConfigError(`${field.env}=${shown} is not valid: ${reason}. ${field.description}`);
     }
     raw[field.key] = value;
   }

@@ -2,6 +2,7 @@ import { TokenService } from './auth/token-service.js';
 import type { Config } from './config.js';
 import type { Services } from './http/services.js';
 import { InferenceQueue } from './inference/inference-queue.js';
+import { WebhookSecrets } from './jobs/webhook-secrets.js';
 import { DrainState } from './lifecycle/drain-state.js';
 import { ModelService } from './model/model-service.js';
 import { FinishLanes } from './pipeline/finish-lanes.js';
@@ -49,6 +50,7 @@ export function createServices(config: Config, store: Store, options: { model?: 
     queue,
     removals: new RemovalService({ config, model, queue, finisher, heic }),
     drain: new DrainState(),
+    webhookSecrets: new WebhookSecrets(store, { dataDir: config.dataDir, key: config.webhookKey }),
   };
   return {
     services,

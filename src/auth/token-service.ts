@@ -92,17 +92,25 @@ export class TokenService {
   }
 
   /**
+   * The user token named by its Token ID, its id or its (active) name, or undefined. With
+   * `accountId`, only that account's tokens match.
+   */
+  async findUserToken(tokenIdOrName: string, accountId?: string): Promise<UserToken | undefined> {
+    const candidates = await this.#store.listUserTokens({ accountId });
+    const byHash = tokenIdOrName.startsWith(USER_TOKEN_PREFIX) ? await this.#store.findUserTokenByHash(hashToken(tokenIdOrName)) : undefined;
+    const named = byHash ? undefined : (await this.#store.findActiveUserTokensByName(tokenIdOrName))[0];
+    const id = byHash?.id ?? candidates.find((t) => t.id === tokenIdOrName)?.id ?? named?.id;
+    return candidates.find((t) => t.id === id);
+  }
+
+  /**
    * Revokes a user token named by its Token ID, its id or its (active) name; its managed
    * tokens are refused from then on. Returns the token (its `revokedAt` says when; an
    * already revoked token is returned unchanged), or undefined if nothing matched. With
    * `accountId`, only that account's tokens match.
    */
   async revokeUserToken(tokenIdOrName: string, accountId?: string): Promise<UserToken | undefined> {
-    const candidates = await this.#store.listUserTokens({ accountId });
-    const byHash = tokenIdOrName.startsWith(USER_TOKEN_PREFIX) ? await this.#store.findUserTokenByHash(hashToken(tokenIdOrName)) : undefined;
-    const named = byHash ? undefined : (await this.#store.findActiveUserTokensByName(tokenIdOrName))[0];
-    const id = byHash?.id ?? candidates.find((t) => t.id === tokenIdOrName)?.id ?? named?.id;
-    const token = candidates.find((t) => t.id === id);
+    const token = await this.findUserToken(tokenIdOrName, accountId);
     if (!token || token.revokedAt) return token;
     const at = this.#now().toISOString();
     await this.#store.revokeUserToken(token.id, at);

@@ -5,6 +5,7 @@ import { AccountInputError, AccountService, normalizeEmail } from '../dashboard/
 import { openStore } from '../store/open-store.js';
 import { AccountEmailTakenError, TokenNameTakenError, type Account, type UserToken } from '../store/store.js';
 import { ModelCatalogError } from '../model/installed-models.js';
+import { WebhookSecrets } from '../jobs/webhook-secrets.js';
 import { MODELS_USAGE } from './models-command.js';
 import { UsageError } from './usage-error.js';
 
@@ -16,6 +17,8 @@ const USAGE = `Usage:
   cutout tokens create --name NAME [--expires YYYY-MM-DD] [--account EMAIL]   prints the new Token ID on its last line
   cutout tokens list [--account EMAIL]
   cutout tokens revoke TOKEN_ID_OR_NAME [--account EMAIL]
+  cutout webhook-secret --token TOKEN_ID_OR_NAME [--account EMAIL]   makes the token's webhook signing secret (replacing any
+                                          earlier one) and prints it on its last line, this once
 ${MODELS_USAGE}
 
 --account defaults to the only account (tokens made while there is none go to the first one created).
@@ -152,6 +155,27 @@ async function tokensCommand(args: string[], tokens: TokenService, accounts: Acc
   }
 }
 
+/**
+ * `cutout webhook-secret …`: makes a user token's webhook signing secret, as the dashboard's
+ * Tokens page does, and prints it once. It needs the server's webhook key: CUTOUT_WEBHOOK_KEY,
+ * or the key file of the data directory the server uses.
+ */
+async function webhookSecretCommand(args: string[], tokens: TokenService, accounts: AccountService, secrets: WebhookSecrets): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { token: { type: 'string' }, account: { type: 'string' } } });
+  if (positionals.length > 0) throw new UsageError(`webhook-secret takes no ${JSON.stringify(positionals[0])}; name the token with --token`);
+  const target = values.token?.trim();
+  if (!target) throw new UsageError('webhook-secret needs --token TOKEN_ID_OR_NAME');
+  const account = await resolveAccount(accounts, values.account);
+  const token = await tokens.findUserToken(target, account?.id);
+  if (!token) throw new UsageError(`no user token matches ${JSON.stringify(target)}`);
+  if (token.revokedAt) throw new UsageError(`user token "${token.name}" is revoked`);
+  const secret = await secrets.rotate(token.id);
+  if (!secret) throw new UsageError(`no user token matches ${JSON.stringify(target)}`);
+  console.log(`Made a new webhook signing secret for user token "${token.name}"; the webhooks of its jobs are signed with it from now on, no longer with any earlier one.`);
+  console.log('It is shown only this once; your receiver checks the Cutout-Signature header with it:');
+  console.log(secret);
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === 'help' || command === '--help' || command === '-h') {
@@ -180,6 +204,7 @@ async function main(argv: string[]): Promise<number> {
     const accounts = new AccountService(store, { sessionTtl: config.sessionTtl });
     if (command === 'tokens') await tokensCommand(rest, tokens, accounts);
     else if (command === 'accounts') await accountsCommand(rest, accounts, tokens);
+    else if (command === 'webhook-secret') await webhookSecretCommand(rest, tokens, accounts, new WebhookSecrets(store, { dataDir: config.dataDir, key: config.webhookKey }));
     else throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     return 0;
   } finally {

@@ -97,6 +97,34 @@ export function checkUrlLiterally(url: string, options: Pick<FetchImageOptions, 
   if (reason !== undefined) throw new CutoutError('url_not_allowed', `${field}: ${host} is not a public address (${reason}).`);
 }
 
+/** A URL that passed every check of {@link resolveCheckedUrl}, and the addresses to connect to. */
+export interface CheckedUrl {
+  target: URL;
+  /** The host as connected to: normalised, without brackets or a trailing dot. */
+  host: string;
+  addresses: LookupAddress[];
+}
+
+/**
+ * The checks {@link fetchImage} makes before it connects, for another kind of request held
+ * to the same policy (a job's webhook): the URL's literal checks, then its host resolved once
+ * and every address judged. Connect with {@link pinnedLookup} of the addresses returned, so
+ * that a second DNS answer cannot slip a private address in. Throws `url_not_allowed`, or
+ * `upstream_fetch_failed` when the host cannot be resolved.
+ *
+ * @example const { target, addresses } = await resolveCheckedUrl(url, {}, 'webhook_url', nonPublicReason)
+ */
+export async function resolveCheckedUrl(
+  url: string,
+  options: Pick<FetchImageOptions, 'allowHosts' | 'denyHosts' | 'lookup'>,
+  field: string,
+  policy: AddressPolicy,
+): Promise<CheckedUrl> {
+  const target = checkUrl(url, options, field);
+  const addresses = await resolveAllowed(target, field, options.lookup ?? dnsLookup, policy);
+  return { target, host: hostOf(target), addresses };
+}
+
 /** Parses a URL and applies the checks that need no DNS: scheme, credentials, host lists. */
 function checkUrl(url: string, options: Pick<FetchImageOptions, 'allowHosts' | 'denyHosts'>, subject: string): URL {
   let parsed: URL;
@@ -180,7 +208,7 @@ function lookupAll(lookup: LookupFunction, host: string): Promise<LookupAddress[
 }
 
 /** A socket `lookup` that answers only the checked addresses, whatever DNS would say now. */
-function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
+export function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
   const [first] = addresses;
   return (_hostname, options, callback) => {
     if (options.all === true) callback(null, [...addresses]);

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type { TokenService } from '../auth/token-service.js';
 import type { Config } from '../config.js';
 import type { InferenceQueue } from '../inference/inference-queue.js';
+import type { WebhookSecrets } from '../jobs/webhook-secrets.js';
 import type { DrainState } from '../lifecycle/drain-state.js';
 import type { ModelService } from '../model/model-service.js';
 import type { RemovalService } from '../removal/removal-service.js';
@@ -17,6 +18,8 @@ export interface Services {
   removals: RemovalService;
   /** Set on SIGTERM: `/readyz` then answers 503 while the process finishes its work. */
   drain: DrainState;
+  /** User tokens' webhook signing secrets: rotated by the dashboard, derived by the webhook sender. */
+  webhookSecrets: WebhookSecrets;
 }
 
 declare module 'fastify' {

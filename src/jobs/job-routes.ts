@@ -14,7 +14,8 @@ import { NATIVE_OPTION_COUNT, OPTION_FIELDS, OPTION_FORM_FIELDS } from '../api/o
 import { JOB_ID, newJobId } from './job-ids.js';
 import { bodyHash, MAX_JOB_ITEMS, readIdempotencyKey, takeJobOptions } from './job-request.js';
 import type { JobRunner } from './job-runner.js';
-import { itemView, JobPage, jobSummary, jobUrl, JobSummary } from './job-view.js';
+import { itemView, JobPage, jobSummary, jobUrl, JobSummary, webhookView } from './job-view.js';
+import { checkWebhookUrl, type WebhookAddressRules } from './webhook-address.js';
 import { readJobUpload } from './job-upload.js';
 import { jobFolder, resultFileName } from './result-files.js';
 import { resultsZip, type ZipEntry } from './results-zip.js';
@@ -40,11 +41,11 @@ const Image = Type.Object({
 });
 const JobBody = Type.Object({
   images: Type.Array(Image, { minItems: 1, maxItems: MAX_JOB_ITEMS, description: `The images, 1 to ${MAX_JOB_ITEMS}.` }),
-  webhook_url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2048, description: 'Kept with the job; this version does not call it yet.' })),
+  webhook_url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2048, description: 'Where Cutout POSTs the job, signed, when it ends (docs/jobs.md, "Webhook"): held to the address rules of image URLs, checked now and at each delivery.' })),
   ...OPTION_FIELDS,
 });
 const UploadBody = Type.Object(
-  { files: Type.Array(Type.String({ format: 'binary' }), { description: 'Images, and zip archives of images; any part names.' }), webhook_url: Type.Optional(Type.String()), ...OPTION_FORM_FIELDS },
+  { files: Type.Array(Type.String({ format: 'binary' }), { description: 'Images, and zip archives of images; any part names.' }), webhook_url: Type.Optional(Type.String({ description: 'As in the JSON request.' })), ...OPTION_FORM_FIELDS },
   { required: ['files'] },
 );
 const IdempotencyHeader = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'Any 1–255 visible ASCII characters, new for each new job.' })) });
@@ -72,7 +73,7 @@ const JOB_MADE = {
  * the runner (`job-runner.ts`) works through it. A job is found only with a managed token of
  * the account (or, for a token without one, the token) that made it: any other gets 404.
  */
-export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner }> = async (app, { runner }) => {
+export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner; webhookRules: WebhookAddressRules }> = async (app, { runner, webhookRules }) => {
   const { config, store } = app;
   await app.register(multipart, multipartLimits(config.jobMaxUploadBytes, NATIVE_OPTION_COUNT, MAX_JOB_ITEMS, 64 * 1024));
 
@@ -121,6 +122,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner }> = async
 
     const earlier = key && (await replayed(token.userTokenId, key, made.hash));
     if (earlier) return answer(earlier);
+    if (made.webhookUrl) await checkWebhookUrl(made.webhookUrl, webhookRules);
 
     const count = made.items.length;
     if (count > config.jobMaxQueuedItems) {
@@ -198,6 +200,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner }> = async
         const upload = await readJobUpload(request, config.dataDir, id, { maxImageBytes: config.maxImageBytes, maxUploadBytes: config.jobMaxUploadBytes });
         const options = takeJobOptions(upload.fields);
         if (upload.fields.webhook_url && !/^https?:\/\//.test(upload.fields.webhook_url)) throw new CutoutError('invalid_request', 'webhook_url must be an http(s) URL.');
+        if (upload.fields.webhook_url && upload.fields.webhook_url.length > 2048) throw new CutoutError('invalid_request', 'webhook_url may have at most 2048 characters.');
         const answered = await makeJob(request, reply, { id, options, hash: upload.hash, items: upload.items, webhookUrl: upload.fields.webhook_url || null });
         // A retry answered with the job its key made first: this upload's copy is not needed.
         if (reply.getHeader('location') !== jobUrl(id)) await rm(folder, { recursive: true, force: true });
@@ -213,7 +216,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner }> = async
     '/api/v1/jobs/:id',
     {
       schema: {
-        summary: 'A job: its status, counts and one page of its items',
+        summary: 'A job: its status, counts, webhook and one page of its items',
         tags: [API_TAG.jobs],
         security,
         params: JobParams,
@@ -230,6 +233,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner }> = async
       const more = page * perPage < job.itemCount;
       return {
         ...(await summaryOf(job)),
+        webhook: webhookView(job, await store.findWebhookDelivery(job.id)),
         items: items.map((item) => itemView(job.id, item)),
         page,
         per_page: perPage,

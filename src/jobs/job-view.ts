@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { ERRORS, type ErrorCode } from '../errors.js';
 import type { JobCounts, JobItemRecord, JobRecord } from '../store/job-records.js';
+import type { WebhookDeliveryRecord } from '../store/webhook-records.js';
 
 /** A job's own URL, relative to the server. */
 export const jobUrl = (jobId: string): string => `/api/v1/jobs/${jobId}`;
@@ -47,9 +48,30 @@ const ItemView = Type.Object({
   ),
 });
 
+const WebhookView = Type.Object(
+  {
+    url: Type.String(),
+    state: Type.Union([Type.Literal('waiting'), Type.Literal('pending'), Type.Literal('delivering'), Type.Literal('delivered'), Type.Literal('failed')], {
+      description: '`waiting` until the job ends; then `pending` (an attempt is due at `next_attempt_at`), `delivering`, `delivered` (a 2xx came back) or `failed` (none within 24 hours).',
+    }),
+    attempts: Type.Array(
+      Type.Object({
+        attempt: Type.Integer({ description: 'From 1.' }),
+        at: Type.String(),
+        status: Nullable(Type.Integer({ description: "The receiver's HTTP status; null when none came." })),
+        error: Type.Optional(Type.String({ description: 'Why no status came: a refused address, a connection error, the 10 s deadline.' })),
+        duration_ms: Type.Integer(),
+      }),
+    ),
+    next_attempt_at: Nullable(Type.String()),
+  },
+  { description: "The job's webhook, once it has a webhook_url; its attempts, oldest first." },
+);
+
 /** A job with one page of its items. */
 export const JobPage = Type.Object({
   ...JobSummary.properties,
+  webhook: Nullable(WebhookView),
   items: Type.Array(ItemView),
   page: Type.Integer(),
   per_page: Type.Integer(),
@@ -82,5 +104,22 @@ export function itemView(jobId: string, item: JobItemRecord) {
     result_url: item.state === 'succeeded' ? `${jobUrl(jobId)}/items/${item.index}` : null,
     content_type: item.state === 'succeeded' ? item.contentType : null,
     problem: code ? { code, status: ERRORS[code]?.status ?? 500, detail: item.problemDetail ?? '' } : null,
+  };
+}
+
+/** The JSON of a job's webhook delivery, or null for a job without a webhook_url. */
+export function webhookView(job: JobRecord, delivery: WebhookDeliveryRecord | undefined) {
+  if (!job.webhookUrl || !delivery) return null;
+  return {
+    url: job.webhookUrl,
+    state: delivery.state ?? ('waiting' as const),
+    attempts: delivery.attempts.map((attempt) => ({
+      attempt: attempt.attempt,
+      at: attempt.at,
+      status: attempt.status,
+      ...(attempt.error === null ? {} : { error: attempt.error }),
+      duration_ms: attempt.durationMs,
+    })),
+    next_attempt_at: delivery.nextAttemptAt,
   };
 }

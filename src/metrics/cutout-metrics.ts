@@ -39,7 +39,7 @@ const REMOVAL_BUCKETS = [0.25, 0.5, 1, 2, 3, 5, 10, 20, 40, 60];
  * Cutout's Prometheus metrics, in a registry of their own (not prom-client's global one):
  * Node's default process metrics, and `cutout_…`: requests by route and outcome code, the
  * queue wait, inference and end-to-end time of removals, the images waiting for the model
- * (the gauge an autoscaler follows), the memory budget held and waited for, the model passes, the second looks and the jobs' images. Labels are route templates,
+ * (the gauge an autoscaler follows), the memory budget held and waited for, the model passes, the second looks, the jobs' images and their webhooks. Labels are route templates,
  * registered error codes and the names of the loaded models only: never a token, an account or a URL.
  *
  * Counting costs a request a counter increment and, for a removal, three histogram
@@ -53,6 +53,7 @@ export class CutoutMetrics {
   readonly #removal: Histogram;
   readonly #secondLooks: Counter;
   readonly #jobItems: Counter<'state'>;
+  readonly #webhookDeliveries: Counter<'outcome'>;
 
   /** `memory`: the removals' memory budget (`RemovalService.memory`), read when Prometheus scrapes. */
   constructor(queue: QueueCounts, memory?: () => MemoryCounts) {
@@ -87,6 +88,12 @@ export class CutoutMetrics {
       name: 'cutout_job_items_total',
       help: 'Images of jobs that ended, by state: succeeded, or failed (with the code the removal endpoints would answer). Cancelled ones are not counted.',
       labelNames: ['state'],
+      registers,
+    });
+    this.#webhookDeliveries = new Counter({
+      name: 'cutout_webhook_deliveries_total',
+      help: 'Job webhook attempts, by outcome: delivered (a 2xx), retried (another attempt is scheduled), failed (no 2xx within the retry window).',
+      labelNames: ['outcome'],
       registers,
     });
     new Gauge({
@@ -154,6 +161,11 @@ export class CutoutMetrics {
   /** Counts one image of a job that ended. */
   countJobItem(state: 'succeeded' | 'failed'): void {
     this.#jobItems.inc({ state });
+  }
+
+  /** Counts one job webhook attempt by what followed it. */
+  countWebhookDelivery(outcome: 'delivered' | 'retried' | 'failed'): void {
+    this.#webhookDeliveries.inc({ outcome });
   }
 
   /** The Prometheus text exposition of every metric. */

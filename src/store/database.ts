@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /** Kysely's view of Cutout's tables (see migrations.ts). */
 export interface Database {
   user_tokens: {
@@ -11,6 +13,8 @@ export interface Database {
     last_used_at: string | null;
     /** Null only for tokens made before any account existed; the first account adopts them. */
     account_id: string | null;
+    /** Bumped by every rotation of the token's webhook signing secret; 0 until the first. */
+    webhook_secret_generation: Generated<number>;
   };
   managed_tokens: {
     token_hash: string;
@@ -69,6 +73,14 @@ export interface Database {
     /** SHA-256 of the request's canonical JSON, to tell a retry from a different request. */
     body_hash: string | null;
     item_count: number;
+    /** Null until a job with a webhook_url ends; then its delivery's state. */
+    webhook_state: 'pending' | 'delivering' | 'delivered' | 'failed' | null;
+    /** When a `pending` delivery is due. */
+    webhook_next_at: string | null;
+    /** Until when the sender that claimed a `delivering` delivery holds it. */
+    webhook_lease_until: string | null;
+    /** Attempts claimed so far; a claim's attempt number fences its result. */
+    webhook_attempts: Generated<number>;
   };
   /** One image of a job. */
   job_items: {
@@ -88,5 +100,16 @@ export interface Database {
     content_type: string | null;
     attempts: number;
     finished_at: string | null;
+  };
+  /** One attempt to deliver a job's webhook. */
+  job_webhook_attempts: {
+    job_id: string;
+    /** From 1. */
+    attempt: number;
+    at: string;
+    /** The receiver's HTTP status, or null when there was none (refused address, timeout…). */
+    status: number | null;
+    error: string | null;
+    duration_ms: number;
   };
 }

@@ -1,26 +1,14 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from './database.js';
-import type { ClaimedJobItem, JobCounts, JobItemRecord, JobRecord, JobStore } from './job-records.js';
+import type { ClaimedJobItem, JobCounts, JobItemRecord, JobStore } from './job-records.js';
+import { toJob } from './job-row.js';
 import { upsertUsage } from './usage-upsert.js';
+import { queueWebhook } from './webhook-queries.js';
 
 /** Rows per insert: PostgreSQL takes at most 65535 parameters in one statement. */
 const INSERT_CHUNK = 1000;
 
 const OPEN = ['queued', 'running'] as const;
-
-const toJob = (row: Selectable<Database['jobs']>): JobRecord => ({
-  id: row.id,
-  accountId: row.account_id,
-  userTokenId: row.user_token_id,
-  options: JSON.parse(row.options) as Record<string, unknown>,
-  status: row.status,
-  createdAt: row.created_at,
-  finishedAt: row.finished_at,
-  webhookUrl: row.webhook_url,
-  // PostgreSQL's integers may come back as strings.
-  itemCount: Number(row.item_count),
-  bodyHash: row.body_hash,
-});
 
 const toItem = (row: Selectable<Database['job_items']>): JobItemRecord => ({
   index: Number(row.item_index),
@@ -35,7 +23,7 @@ const toItem = (row: Selectable<Database['job_items']>): JobItemRecord => ({
   attempts: Number(row.attempts),
 });
 
-/** Marks the job done when none of its items is queued or running any more. */
+/** Marks the job done when none of its items is queued or running any more, and queues its webhook. */
 async function settleJob(trx: Transaction<Database>, jobId: string, at: string): Promise<void> {
   await trx
     .updateTable('jobs')
@@ -44,6 +32,7 @@ async function settleJob(trx: Transaction<Database>, jobId: string, at: string):
     .where('status', 'in', OPEN)
     .where(({ not, exists, selectFrom }) => not(exists(selectFrom('job_items').select('item_index').where('job_id', '=', jobId).where('state', 'in', OPEN))))
     .execute();
+  await queueWebhook(trx, jobId, at);
 }
 
 /**
@@ -152,6 +141,7 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
         const cancelled = await trx.updateTable('jobs').set({ status: 'cancelled', finished_at: at }).where('id', '=', jobId).where('status', 'in', OPEN).executeTakeFirst();
         if (Number(cancelled.numUpdatedRows) === 0) return false;
         await trx.updateTable('job_items').set({ state: 'cancelled', finished_at: at }).where('job_id', '=', jobId).where('state', 'in', OPEN).execute();
+        await queueWebhook(trx, jobId, at);
         return true;
       });
     },
@@ -234,6 +224,7 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
     async deleteJob(jobId) {
       await db.transaction().execute(async (trx) => {
         await trx.deleteFrom('job_items').where('job_id', '=', jobId).execute();
+        await trx.deleteFrom('job_webhook_attempts').where('job_id', '=', jobId).execute();
         await trx.deleteFrom('jobs').where('id', '=', jobId).execute();
       });
     },

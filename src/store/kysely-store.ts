@@ -3,9 +3,10 @@ import type { Database } from './database.js';
 import { createJobQueries } from './job-queries.js';
 import { migrationProvider } from './migrations.js';
 import { upsertUsage } from './usage-upsert.js';
+import { createWebhookQueries } from './webhook-queries.js';
 import { AccountEmailTakenError, TokenNameTakenError, type Account, type RemovalOutcome, type Store, type UserToken } from './store.js';
 
-type UserTokenRow = Omit<Selectable<Database['user_tokens']>, 'account_id'>;
+type UserTokenRow = Omit<Selectable<Database['user_tokens']>, 'account_id' | 'webhook_secret_generation'>;
 
 const toUserToken = (row: UserTokenRow): UserToken => ({
   id: row.id,
@@ -208,6 +209,7 @@ export function createKyselyStore(db: Kysely<Database>): Store {
     },
 
     ...createJobQueries(db),
+    ...createWebhookQueries(db),
 
     close: () => db.destroy(),
   };

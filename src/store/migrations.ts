@@ -130,6 +130,31 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('job_items_state').on('job_items').columns(['job_id', 'state', 'item_index']).execute();
     },
   },
+  // Webhooks: a job that ends with a webhook_url gets a delivery in the same transaction (an
+  // outbox on the job's row), which the webhook sender claims with a lease, so that replicas
+  // sharing the database never send the same attempt twice. Each attempt is kept for the job's
+  // answer. A user token keeps only the generation of its signing secret; the secret itself is
+  // derived from the server's webhook key (src/jobs/webhook-secrets.ts).
+  '0005-job-webhooks': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').addColumn('webhook_state', 'text').execute();
+      await db.schema.alterTable('jobs').addColumn('webhook_next_at', 'text').execute();
+      await db.schema.alterTable('jobs').addColumn('webhook_lease_until', 'text').execute();
+      await db.schema.alterTable('jobs').addColumn('webhook_attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.createIndex('jobs_webhook_due').on('jobs').columns(['webhook_state', 'webhook_next_at']).execute();
+      await db.schema
+        .createTable('job_webhook_attempts')
+        .addColumn('job_id', 'text', (c) => c.notNull().references('jobs.id').onDelete('cascade'))
+        .addColumn('attempt', 'integer', (c) => c.notNull())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('status', 'integer')
+        .addColumn('error', 'text')
+        .addColumn('duration_ms', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('job_webhook_attempts_pkey', ['job_id', 'attempt'])
+        .execute();
+      await db.schema.alterTable('user_tokens').addColumn('webhook_secret_generation', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,4 +1,5 @@
 import type { JobStore } from './job-records.js';
+import type { WebhookStore } from './webhook-records.js';
 
 /** A user token as stored: never the Token ID itself, only its hash and a display prefix. */
 export interface UserToken {
@@ -88,7 +89,7 @@ export class TokenNameTakenError extends Error {
  * (see `kysely-store.ts`); the adapters only open the connection.
  * Times are ISO 8601 strings in UTC, which sort and compare as text.
  */
-export interface Store extends JobStore {
+export interface Store extends JobStore, WebhookStore {
   createUserToken(token: NewUserToken): Promise<UserToken>;
   /** Oldest first; only one account's when `accountId` is given. */
   listUserTokens(filter?: { accountId?: string }): Promise<UserToken[]>;

@@ -3,7 +3,7 @@ import { TokenNameTakenError } from '../../store/store.js';
 import { formField, requireCsrfForm, requireSignedIn, sendPage } from '../guards.js';
 import { csrfToken } from '../session.js';
 import { lastDays, summarizeUsage } from '../usage-summary.js';
-import { revokePage, tokensPage, type TokensPageOptions } from '../views/tokens-page.js';
+import { revokePage, tokensPage, webhookSecretPage, type TokensPageOptions } from '../views/tokens-page.js';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -14,7 +14,8 @@ function origin(request: FastifyRequest): string {
 
 /**
  * The Tokens section: list (with 30 days' removals), create (the Token ID shown once, in
- * the answer to the form, never stored), revoke after a confirmation page.
+ * the answer to the form, never stored), make a token's webhook signing secret (likewise shown
+ * once) and revoke, each after a confirmation page.
  */
 export const tokenRoutes: FastifyPluginAsync = async (app) => {
   app.addHook('preHandler', requireSignedIn);
@@ -76,5 +77,21 @@ export const tokenRoutes: FastifyPluginAsync = async (app) => {
     await app.tokens.revokeUserToken(token.id, request.dashboardSession!.account.id);
     request.log.info({ userTokenId: token.id }, 'dashboard: user token revoked');
     return reply.redirect(`/dashboard/tokens?revoked=${encodeURIComponent(token.id)}`, 303);
+  });
+
+  app.get('/tokens/:id/webhook-secret', async (request, reply) => {
+    const token = await ownToken(request);
+    if (!token || token.revokedAt) return reply.redirect('/dashboard/tokens', 303);
+    return sendPage(reply, webhookSecretPage(request.dashboardSession!, csrfToken(request, reply), token));
+  });
+
+  app.post('/tokens/:id/webhook-secret', { preHandler: requireCsrfForm }, async (request, reply) => {
+    const token = await ownToken(request);
+    if (!token || token.revokedAt) return reply.redirect('/dashboard/tokens', 303);
+    const secret = await app.webhookSecrets.rotate(token.id);
+    if (!secret) return reply.redirect('/dashboard/tokens', 303);
+    // The secret is in the answer only: not in the log, not in a redirect's URL.
+    request.log.info({ userTokenId: token.id }, 'dashboard: webhook signing secret made');
+    return render(request, reply, { signingSecret: { name: token.name, secret } });
   });
 };

@@ -23,6 +23,12 @@ export interface CreatedTokenView {
   exchangeCommand: string;
 }
 
+/** A webhook signing secret just made, shown in the answer to its form and never again. */
+export interface SigningSecretView {
+  name: string;
+  secret: string;
+}
+
 export interface TokensPageOptions {
   session: DashboardSession;
   csrf: string;
@@ -31,6 +37,7 @@ export interface TokensPageOptions {
   removals: Map<string, number>;
   now: string;
   created?: CreatedTokenView;
+  signingSecret?: SigningSecretView;
   notice?: string;
   error?: string;
   /** What the create form held when it was refused. */
@@ -51,6 +58,17 @@ function createdCard(created: CreatedTokenView): SafeHtml {
 </section>`;
 }
 
+function signingSecretCard(made: SigningSecretView): SafeHtml {
+  return html`<section class="card secret" aria-labelledby="signing-title">
+  <h2 id="signing-title">Webhook signing secret of “${made.name}”</h2>
+  <p><strong>Copy it now: it is shown only this once.</strong> Cutout does not store it; if it is lost, make a new one. The webhooks of this token's jobs are signed with it from now on, and no longer with any earlier one.</p>
+  <div class="copyline"><pre id="new-signing-secret" tabindex="0" aria-label="Webhook signing secret">${made.secret}</pre>
+    <button class="button" type="button" data-copy="new-signing-secret" aria-describedby="copied-secret">Copy</button></div>
+  <span class="visually-hidden" id="copied-secret" role="status" aria-live="polite"></span>
+  <p>Your receiver checks the <code>Cutout-Signature</code> header with it (docs/jobs.md, “Webhook”; examples/webhooks/).</p>
+</section>`;
+}
+
 function tokenRow(token: UserToken, removals: number, now: string): SafeHtml {
   const status = tokenStatus(token, now);
   return html`<tr data-token-name="${token.name}">
@@ -61,17 +79,23 @@ function tokenRow(token: UserToken, removals: number, now: string): SafeHtml {
     <td data-label="Last used">${when(token.lastUsedAt)}</td>
     <td data-label="Removals, 30 days" class="num">${removals}</td>
     <td data-label="Status"><span class="badge ${status}">${status}</span></td>
-    <td data-label="">${status === 'revoked' ? '' : html`<a class="button secondary small" href="/dashboard/tokens/${token.id}/revoke" aria-label="Revoke ${token.name}">Revoke</a>`}</td>
+    <td data-label="">${
+      status === 'revoked'
+        ? ''
+        : html`<a class="button secondary small" href="/dashboard/tokens/${token.id}/webhook-secret" aria-label="Webhook signing secret of ${token.name}">Webhook secret</a>
+      <a class="button secondary small" href="/dashboard/tokens/${token.id}/revoke" aria-label="Revoke ${token.name}">Revoke</a>`
+    }</td>
   </tr>`;
 }
 
 /** The Tokens section: create a user token, see them all, revoke one. */
 export function tokensPage(options: TokensPageOptions): string {
-  const { session, csrf, tokens, removals, now, created, notice, error, form } = options;
+  const { session, csrf, tokens, removals, now, created, signingSecret, notice, error, form } = options;
   const newest = [...tokens].reverse();
   const body = html`<div class="page-head"><h1>Tokens</h1>
   <p class="muted">A user token's Token ID is exchanged at <code>POST /api/v1/auth/token</code> for a managed token, which the background endpoints take.</p></div>
   ${created ? createdCard(created) : ''}
+  ${signingSecret ? signingSecretCard(signingSecret) : ''}
   ${notice ? html`<div class="notice ok" role="status">${notice}</div>` : ''}
   <section class="card" aria-labelledby="create-title">
     <h2 id="create-title">Create a user token</h2>
@@ -111,4 +135,18 @@ export function revokePage(session: DashboardSession, csrf: string, token: UserT
   </form>
 </div>`;
   return renderPage({ title: `Revoke ${token.name}`, csrf, session, active: 'tokens', body });
+}
+
+/** Asks before making a token's webhook signing secret: the new one replaces any earlier one at once. */
+export function webhookSecretPage(session: DashboardSession, csrf: string, token: UserToken): string {
+  const body = html`<div class="card narrow">
+  <h1>Webhook signing secret of “${token.name}”</h1>
+  <p>Cutout signs the webhooks of this token's jobs with a secret your receiver checks. Making one shows it <strong>once</strong>; making another <strong>replaces the earlier one at once</strong>, so a receiver still checking the old one refuses the next webhooks until it has the new one.</p>
+  <form method="post" action="/dashboard/tokens/${token.id}/webhook-secret" class="row">
+    ${csrfField(csrf)}
+    <button class="button" type="submit" autofocus>Make a new signing secret</button>
+    <a class="button secondary" href="/dashboard/tokens">Cancel</a>
+  </form>
+</div>`;
+  return renderPage({ title: `Webhook secret of ${token.name}`, csrf, session, active: 'tokens', body });
 }

@@ -1,0 +1,504 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo, LookupFunction } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { addressPolicy } from '../src/fetch/address-policy.js';
+import { checkWebhookUrl, webhookAddressRules, type WebhookAddressRules } from '../src/jobs/webhook-address.js';
+import { cutoutFailure } from './helpers/cutout-failure.js';
+import { loadWebhookKey, WEBHOOK_KEY_FILE } from '../src/jobs/webhook-key.js';
+import { WebhookSecrets } from '../src/jobs/webhook-secrets.js';
+import { WEBHOOK_SCHEDULE, WebhookSender, type WebhookOutcome, type WebhookSchedule } from '../src/jobs/webhook-sender.js';
+import { deriveSigningSecret, signWebhook, verifyWebhookSignature } from '../src/jobs/webhook-signature.js';
+import { ModelService } from '../src/model/model-service.js';
+import type { NewJob } from '../src/store/job-records.js';
+import type { Store } from '../src/store/store.js';
+import { multipartBody } from '../scripts/lib/multipart-body.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { makePhoto } from './helpers/images.js';
+import { squareSegmenter } from './helpers/square-segmenter.js';
+import { freshStoreEach, storeEngines } from './helpers/stores.js';
+
+/**
+ * Job webhooks: the outbox in the store (both engines), the sender's claims, retries and
+ * signature, the address rules at submission and at delivery, and the API's view of it all,
+ * against real receivers listening on loopback.
+ */
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A receiver on 127.0.0.1 that answers each request with the next of `statuses` (the last one repeats). */
+async function startReceiver(statuses: number[] = [204], delayMs = 0) {
+  const received: Received[] = [];
+  const server: Server = createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => (body += chunk));
+    request.on('end', () => {
+      received.push({ headers: request.headers, body });
+      const status = statuses[Math.min(received.length, statuses.length) - 1];
+      setTimeout(() => response.writeHead(status).end(), delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/cutout?key=receiver-credential-123`;
+  receivers.push(server);
+  return { url, received };
+}
+const receivers: Server[] = [];
+afterAll(() => {
+  for (const server of receivers) server.close();
+});
+
+async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Log lines of a sender, as a pino logger writes them. */
+function capturedLog() {
+  const lines: string[] = [];
+  const log = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
+  return { log, lines };
+}
+
+const FAST: WebhookSchedule = { delayAfter: () => 30, windowMs: 60_000 };
+const LOOPBACK_RULES: WebhookAddressRules = { policy: addressPolicy(true), allowHosts: [], denyHosts: [] };
+
+describe('the retry schedule', () => {
+  it('waits 10 s, 30 s, 1 min, 5 min, 15 min, 30 min, 1 h, then hourly, for 24 hours', () => {
+    const delays = Array.from({ length: 10 }, (_, i) => WEBHOOK_SCHEDULE.delayAfter(i + 1) / 1000);
+    expect(delays).toEqual([10, 30, 60, 300, 900, 1800, 3600, 3600, 3600, 3600]);
+    expect(WEBHOOK_SCHEDULE.windowMs).toBe(24 * 3600 * 1000);
+  });
+});
+
+describe('signatures and secrets', () => {
+  it('verify with the secret over the exact body and a fresh timestamp, and with nothing else', () => {
+    const key = randomBytes(32);
+    const secret = deriveSigningSecret(key, 'token-1', 1);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    const body = '{"event":"job.done","id":"job_x"}';
+    const now = new Date('2030-01-01T00:00:00Z');
+    const t = Math.floor(now.getTime() / 1000);
+    const header = signWebhook(secret, t, body);
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(verifyWebhookSignature(secret, header, body, now)).toBe(true);
+    expect(verifyWebhookSignature(secret, header, body.replace('job_x', 'job_y'), now)).toBe(false);
+    expect(verifyWebhookSignature(deriveSigningSecret(key, 'token-1', 2), header, body, now)).toBe(false);
+    expect(verifyWebhookSignature(deriveSigningSecret(key, 'token-2', 1), header, body, now)).toBe(false);
+    expect(verifyWebhookSignature(deriveSigningSecret(randomBytes(32), 'token-1', 1), header, body, now)).toBe(false);
+    expect(verifyWebhookSignature(secret, header, body, new Date(now.getTime() + 301_000))).toBe(false);
+    expect(verifyWebhookSignature(secret, header.replace(/v1=./, 'v1=0'), body, now)).toBe(false);
+    expect(verifyWebhookSignature(secret, undefined, body, now)).toBe(false);
+  });
+
+  it('derive from one key file per data directory, made once with mode 0600 even by processes racing to make it', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'cutout-webhook-key-'));
+    try {
+      const keys = await Promise.all(Array.from({ length: 6 }, () => loadWebhookKey(dataDir)));
+      for (const key of keys) expect(key.equals(keys[0])).toBe(true);
+      expect(keys[0]).toHaveLength(32);
+      expect((await stat(join(dataDir, WEBHOOK_KEY_FILE))).mode & 0o777).toBe(0o600);
+      expect((await loadWebhookKey(dataDir)).equals(keys[0])).toBe(true);
+      const given = randomBytes(32);
+      expect((await loadWebhookKey(dataDir, given.toString('hex'))).equals(given)).toBe(true);
+      expect((await loadWebhookKey(dataDir, given.toString('base64url'))).equals(given)).toBe(true);
+      await expect(loadWebhookKey(dataDir, 'short')).rejects.toThrow(/^CUTOUT_WEBHOOK_KEY must hold 32 bytes/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+const T0 = '2030-01-01T00:00:00.000Z';
+
+async function userToken(store: Store): Promise<string> {
+  const id = randomUUID();
+  await store.createUserToken({ id, name: id, tokenHash: randomBytes(32).toString('hex'), prefix: 'cut_user_x', createdAt: T0, expiresAt: null });
+  return id;
+}
+
+const newJob = (userTokenId: string, webhookUrl: string | null): NewJob => ({
+  id: `job_${randomBytes(16).toString('base64url')}`,
+  userTokenId,
+  options: { format: 'png' },
+  createdAt: T0,
+  webhookUrl,
+  idempotencyKey: null,
+  bodyHash: null,
+});
+
+for (const engine of storeEngines()) {
+  describe.skipIf(engine.skip)(`${engine.name}: the webhook outbox`, () => {
+    const fresh = freshStoreEach(engine);
+    let dataDir: string;
+    beforeAll(async () => {
+      dataDir = await mkdtemp(join(tmpdir(), 'cutout-webhook-'));
+    });
+    afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+    it('makes a delivery pending in the transaction that ends the job, only for a job with a webhook_url', async () => {
+      const token = await userToken(fresh.store);
+      const hooked = newJob(token, 'https://hooks.example/a');
+      const plain = newJob(token, null);
+      await fresh.store.createJob(hooked, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+      await fresh.store.createJob(plain, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+      expect(await fresh.store.findWebhookDelivery(hooked.id)).toEqual({ state: null, nextAttemptAt: null, attempts: [] });
+      expect(await fresh.store.findWebhookDelivery(plain.id)).toBeUndefined();
+      expect(await fresh.store.listDueWebhooks('2031-01-01T00:00:00.000Z', 10)).toEqual([]);
+
+      for (const job of [hooked, plain]) {
+        const claim = (await fresh.store.claimJobItem(job.id))!;
+        expect(await fresh.store.finishJobItem(claim, { state: 'succeeded', resultPath: 'x.png', contentType: 'image/png', megapixels: 1 }, '2030-01-01T00:01:00.000Z')).toBe(true);
+      }
+      expect(await fresh.store.findWebhookDelivery(hooked.id)).toEqual({ state: 'pending', nextAttemptAt: '2030-01-01T00:01:00.000Z', attempts: [] });
+      expect(await fresh.store.listDueWebhooks('2030-01-01T00:00:59.000Z', 10)).toEqual([]);
+      expect(await fresh.store.listDueWebhooks('2030-01-01T00:01:00.000Z', 10)).toEqual([{ jobId: hooked.id, attempts: 0 }]);
+
+      const cancelled = newJob(token, 'https://hooks.example/b');
+      await fresh.store.createJob(cancelled, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+      expect(await fresh.store.cancelJob(cancelled.id, '2030-01-01T00:02:00.000Z')).toBe(true);
+      // Cancelling again changes nothing, and queues nothing twice.
+      expect(await fresh.store.cancelJob(cancelled.id, '2030-01-01T00:03:00.000Z')).toBe(false);
+      expect(await fresh.store.findWebhookDelivery(cancelled.id)).toEqual({ state: 'pending', nextAttemptAt: '2030-01-01T00:02:00.000Z', attempts: [] });
+
+      await fresh.store.deleteJob(cancelled.id);
+      expect(await fresh.store.findWebhookDelivery(cancelled.id)).toBeUndefined();
+    });
+
+    it('hands an attempt to one claim; a claim whose lease ran out is taken again, and its late result is not recorded', async () => {
+      const token = await userToken(fresh.store);
+      const job = newJob(token, 'https://hooks.example/a');
+      await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+      await fresh.store.cancelJob(job.id, T0);
+      const now = '2030-01-01T00:00:01.000Z';
+      const claims = await Promise.all([0, 1, 2].map(() => fresh.store.claimWebhook(job.id, 0, now, '2030-01-01T00:00:31.000Z')));
+      const won = claims.filter((claim) => claim !== undefined);
+      expect(won).toHaveLength(1);
+      expect(won[0]).toMatchObject({ attempt: 1, secretGeneration: 0, job: { id: job.id, status: 'cancelled', webhookUrl: 'https://hooks.example/a' } });
+      expect(await fresh.store.listDueWebhooks('2030-01-01T00:00:30.000Z', 10)).toEqual([]);
+      // Its sender died: once the lease is over, the delivery is due again, as attempt 2.
+      expect(await fresh.store.listDueWebhooks('2030-01-01T00:00:32.000Z', 10)).toEqual([{ jobId: job.id, attempts: 1 }]);
+      const again = await fresh.store.claimWebhook(job.id, 1, '2030-01-01T00:00:32.000Z', '2030-01-01T00:01:02.000Z');
+      expect(again?.attempt).toBe(2);
+      const late = await fresh.store.recordWebhookAttempt(job.id, { attempt: 1, at: now, status: 204, error: null, durationMs: 40_000 }, { state: 'delivered' });
+      expect(late).toBe(false);
+      expect(await fresh.store.recordWebhookAttempt(job.id, { attempt: 2, at: '2030-01-01T00:00:32.000Z', status: 500, error: null, durationMs: 12 }, { state: 'pending', nextAttemptAt: '2030-01-01T00:01:00.000Z' })).toBe(true);
+      expect(await fresh.store.findWebhookDelivery(job.id)).toEqual({
+        state: 'pending',
+        nextAttemptAt: '2030-01-01T00:01:00.000Z',
+        attempts: [{ attempt: 2, at: '2030-01-01T00:00:32.000Z', status: 500, error: null, durationMs: 12 }],
+      });
+    });
+
+    it('two senders on two connections to one database deliver each attempt once', async () => {
+      const { url, received } = await startReceiver([204], 150);
+      const token = await userToken(fresh.store);
+      const jobs = [newJob(token, url), newJob(token, url), newJob(token, url)];
+      for (const job of jobs) {
+        await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+        await fresh.store.cancelJob(job.id, new Date().toISOString());
+      }
+      const other = await fresh.place.open();
+      // Two senders per connection, all polling at once.
+      const senders = [fresh.store, other, fresh.store, other].map(
+        (store) => new WebhookSender({ store, secrets: new WebhookSecrets(store, { dataDir }), rules: LOOPBACK_RULES, log: pino({ level: 'silent' }), schedule: FAST }),
+      );
+      const attempted = await Promise.all(senders.map((sender) => sender.deliverDue()));
+      expect(attempted.reduce((a, b) => a + b, 0)).toBe(3);
+      expect(received.map((r) => JSON.parse(r.body).id).sort()).toEqual(jobs.map((job) => job.id).sort());
+      for (const job of jobs) expect(await fresh.store.findWebhookDelivery(job.id)).toMatchObject({ state: 'delivered', attempts: [{ attempt: 1, status: 204 }] });
+      expect(await Promise.all(senders.map((sender) => sender.deliverDue()))).toEqual([0, 0, 0, 0]);
+    });
+
+    it('counts rotations per token: each one a new generation, so a new secret', async () => {
+      const token = await userToken(fresh.store);
+      const secrets = new WebhookSecrets(fresh.store, { dataDir });
+      const first = await secrets.rotate(token);
+      const second = await secrets.rotate(token);
+      expect(first).toMatch(/^whsec_/);
+      expect(second).not.toBe(first);
+      expect(second).toBe(await secrets.secretOf(token, 2));
+      expect(await secrets.rotate(randomUUID())).toBeUndefined();
+      // Only the generation is stored, never a secret.
+      expect(await fresh.place.rawContents()).not.toContain(second!.slice(6));
+    });
+  });
+}
+
+describe('delivery', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'cutout-webhook-'));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+  const engine = storeEngines()[0];
+  const fresh = freshStoreEach(engine);
+
+  it('checks the address again at each attempt, on the address resolved then: a name rebound to a private address is not reached', async () => {
+    const token = await userToken(fresh.store);
+    const job = newJob(token, 'http://hooks.example/cutout');
+    await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+    await fresh.store.cancelJob(job.id, new Date().toISOString());
+    const answers = ['10.0.0.7'];
+    const lookup: LookupFunction = (_host, _options, callback) => callback(null, answers.map((address) => ({ address, family: 4 })));
+    const rules = { ...webhookAddressRules({ urlAllowPrivate: false, urlAllowHosts: [], urlDenyHosts: [] }), lookup };
+    const sender = new WebhookSender({ store: fresh.store, secrets: new WebhookSecrets(fresh.store, { dataDir }), rules, log: pino({ level: 'silent' }), schedule: FAST });
+    expect(await sender.deliverDue()).toBe(1);
+    const delivery = await fresh.store.findWebhookDelivery(job.id);
+    expect(delivery).toMatchObject({ state: 'pending', attempts: [{ attempt: 1, status: null }] });
+    expect(delivery!.attempts[0].error).toBe('webhook_url: host hooks.example resolves to a non-public address (private).');
+  });
+
+  it('at submission, refuses a host that does not resolve in time, without waiting for DNS', async () => {
+    const hanging: LookupFunction = () => {};
+    const rules = { ...webhookAddressRules({ urlAllowPrivate: false, urlAllowHosts: [], urlDenyHosts: [] }), lookup: hanging };
+    const started = Date.now();
+    const error = await cutoutFailure(checkWebhookUrl('https://slow.example/hook', rules, 100), 'url_not_allowed');
+    expect(error.message).toBe('webhook_url: its host could not be resolved within 100 ms.');
+    expect(Date.now() - started).toBeLessThan(2000);
+    const nowhere: LookupFunction = (_host, _options, callback) => callback(Object.assign(new Error('nx'), { code: 'ENOTFOUND' }), []);
+    const unresolved = await cutoutFailure(checkWebhookUrl('https://typo.example/hook', { ...rules, lookup: nowhere }), 'url_not_allowed');
+    expect(unresolved.message).toBe('webhook_url: host typo.example could not be resolved (ENOTFOUND).');
+  });
+
+  it('gives up once the window after the job ended is over: failed, with every attempt kept', async () => {
+    const { url, received } = await startReceiver([503]);
+    const token = await userToken(fresh.store);
+    const job = newJob(token, url);
+    await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+    await fresh.store.cancelJob(job.id, new Date().toISOString());
+    const outcomes: WebhookOutcome[] = [];
+    const sender = new WebhookSender({
+      store: fresh.store,
+      secrets: new WebhookSecrets(fresh.store, { dataDir }),
+      rules: LOOPBACK_RULES,
+      log: pino({ level: 'silent' }),
+      schedule: { delayAfter: () => 40, windowMs: 300 },
+      pollMs: 10,
+      onOutcome: (outcome) => outcomes.push(outcome),
+    });
+    sender.start();
+    try {
+      await until(async () => (await fresh.store.findWebhookDelivery(job.id))?.state === 'failed', 'the delivery to fail');
+    } finally {
+      await sender.close();
+    }
+    const delivery = (await fresh.store.findWebhookDelivery(job.id))!;
+    expect(delivery.nextAttemptAt).toBeNull();
+    expect(delivery.attempts.length).toBeGreaterThanOrEqual(2);
+    expect(delivery.attempts.every((attempt) => attempt.status === 503)).toBe(true);
+    expect(received).toHaveLength(delivery.attempts.length);
+    expect(outcomes).toEqual([...Array(delivery.attempts.length - 1).fill('retried'), 'failed']);
+  });
+
+  it('follows no redirect: a 3xx is a failed attempt like any other non-2xx', async () => {
+    const { url, received } = await startReceiver([302]);
+    const token = await userToken(fresh.store);
+    const job = newJob(token, url);
+    await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+    await fresh.store.cancelJob(job.id, new Date().toISOString());
+    const sender = new WebhookSender({ store: fresh.store, secrets: new WebhookSecrets(fresh.store, { dataDir }), rules: LOOPBACK_RULES, log: pino({ level: 'silent' }), schedule: FAST });
+    await sender.deliverDue();
+    expect(received).toHaveLength(1);
+    expect(await fresh.store.findWebhookDelivery(job.id)).toMatchObject({ state: 'pending', attempts: [{ attempt: 1, status: 302, error: null }] });
+  });
+
+  it('answers a receiver that does not answer in time as an attempt without a status', async () => {
+    const { url } = await startReceiver([204], 2000);
+    const token = await userToken(fresh.store);
+    const job = newJob(token, url);
+    await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+    await fresh.store.cancelJob(job.id, new Date().toISOString());
+    const sender = new WebhookSender({ store: fresh.store, secrets: new WebhookSecrets(fresh.store, { dataDir }), rules: LOOPBACK_RULES, log: pino({ level: 'silent' }), schedule: FAST, timeoutMs: 200 });
+    await sender.deliverDue();
+    expect(await fresh.store.findWebhookDelivery(job.id)).toMatchObject({ state: 'pending', attempts: [{ attempt: 1, status: null, error: 'no answer within 200 ms' }] });
+  });
+});
+
+describe('a job with a webhook_url', () => {
+  let photos: Server;
+  let photoBase: string;
+  beforeAll(async () => {
+    const png = await makePhoto('png', 40, 30);
+    photos = createServer((_request, response) => response.writeHead(200, { 'content-type': 'image/png' }).end(png));
+    await new Promise<void>((resolve) => photos.listen(0, '127.0.0.1', resolve));
+    photoBase = `http://127.0.0.1:${(photos.address() as AddressInfo).port}`;
+  });
+  afterAll(() => photos?.close());
+
+  const opened: TestApp[] = [];
+  afterEach(async () => {
+    for (const t of opened.splice(0).reverse()) await t.close();
+  });
+
+  async function jobApp(overrides: Parameters<typeof startTestApp>[0] = {}) {
+    const segmenter = squareSegmenter();
+    const t = await startTestApp({ urlAllowPrivate: true, rateLimit: 0, ...overrides }, { model: ModelService.ofSegmenter(segmenter) });
+    opened.push(t);
+    const [token] = await t.store.listUserTokens();
+    return { t, segmenter, auth: await t.managedToken(), userTokenId: token.id };
+  }
+  const createJob = (t: TestApp, auth: string, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/v1/jobs', headers: { authorization: auth }, payload });
+  const getJob = async (t: TestApp, auth: string, id: string) => (await t.app.inject({ method: 'GET', url: `/api/v1/jobs/${id}`, headers: { authorization: auth } })).json();
+
+  it('is delivered again after three 500s: the fourth attempt succeeds, signed, and the job shows the four', async () => {
+    const { t, auth, userTokenId } = await jobApp();
+    // The app's own sender would wait 10 s between attempts: this test's sender runs the same
+    // store on a fast schedule, counted in the app's metrics.
+    await t.app.ready();
+    await t.app.jobs.webhooks.close();
+    const { log, lines } = capturedLog();
+    const sender = new WebhookSender({
+      store: t.store,
+      secrets: t.app.webhookSecrets,
+      rules: webhookAddressRules(t.config),
+      log,
+      schedule: FAST,
+      pollMs: 10,
+      onOutcome: (outcome) => t.app.metrics?.countWebhookDelivery(outcome),
+    });
+    const secret = (await t.app.webhookSecrets.rotate(userTokenId))!;
+    const { url, received } = await startReceiver([500, 500, 500, 204]);
+
+    const made = await createJob(t, auth, { images: [{ image_url: `${photoBase}/a.png` }], webhook_url: url });
+    expect(made.statusCode, made.body).toBe(202);
+    const id = made.json().id as string;
+    expect((await getJob(t, auth, id)).webhook).toEqual({ url, state: 'waiting', attempts: [], next_attempt_at: null });
+
+    sender.start();
+    try {
+      await until(async () => (await getJob(t, auth, id)).webhook.state === 'delivered', 'the webhook to be delivered');
+    } finally {
+      await sender.close();
+    }
+    const job = await getJob(t, auth, id);
+    expect(job.status).toBe('done');
+    expect(job.webhook.attempts.map((a: { attempt: number; status: number }) => [a.attempt, a.status])).toEqual([
+      [1, 500],
+      [2, 500],
+      [3, 500],
+      [4, 204],
+    ]);
+    for (const attempt of job.webhook.attempts) {
+      expect(attempt).not.toHaveProperty('error');
+      expect(attempt.duration_ms).toEqual(expect.any(Number));
+    }
+    expect(job.webhook.next_attempt_at).toBeNull();
+
+    expect(received).toHaveLength(4);
+    const ids = new Set(received.map((r) => r.headers['cutout-webhook-id']));
+    expect([...ids]).toEqual([`${id}:job.done`]);
+    expect(received.map((r) => r.headers['cutout-webhook-attempt'])).toEqual(['1', '2', '3', '4']);
+    for (const { headers, body } of received) {
+      expect(headers['content-type']).toBe('application/json');
+      expect(verifyWebhookSignature(secret, headers['cutout-signature'] as string, body)).toBe(true);
+    }
+    const payload = JSON.parse(received[3].body);
+    const { items: _items, page: _page, per_page: _perPage, next_page: _next, webhook: _webhook, ...summary } = job;
+    expect(payload).toEqual({ event: 'job.done', ...summary });
+
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toContain('cutout_webhook_deliveries_total{outcome="retried"} 3');
+    expect(metrics).toContain('cutout_webhook_deliveries_total{outcome="delivered"} 1');
+
+    // Nothing secret in the sender's log: neither the secret, nor a signature, nor the URL (which carries the receiver's credential).
+    const log_ = lines.join('');
+    expect(lines.length).toBeGreaterThanOrEqual(4);
+    expect(log_).toContain(id);
+    expect(log_).not.toContain(secret);
+    expect(log_).not.toContain(secret.slice(6));
+    for (const { headers } of received) expect(log_).not.toContain(String(headers['cutout-signature']).split('v1=')[1]);
+    expect(log_).not.toContain('receiver-credential-123');
+  });
+
+  it('fires job.cancelled when the job is cancelled, through the app\'s own sender', async () => {
+    const { t, segmenter, auth, userTokenId } = await jobApp();
+    const secret = (await t.app.webhookSecrets.rotate(userTokenId))!;
+    const { url, received } = await startReceiver([200]);
+    segmenter.hold(0);
+    try {
+      const made = await createJob(t, auth, { images: [{ image_url: `${photoBase}/a.png` }, { image_url: `${photoBase}/b.png` }], webhook_url: url });
+      expect(made.statusCode, made.body).toBe(202);
+      const id = made.json().id as string;
+      const cancelled = await t.app.inject({ method: 'DELETE', url: `/api/v1/jobs/${id}`, headers: { authorization: auth } });
+      expect(cancelled.json().status).toBe('cancelled');
+      await until(() => received.length > 0, 'the webhook');
+      const payload = JSON.parse(received[0].body);
+      expect(payload).toMatchObject({ event: 'job.cancelled', id, status: 'cancelled', webhook_url: url, counts: { total: 2 } });
+      expect(payload).not.toHaveProperty('items');
+      expect(received[0].headers['cutout-webhook-id']).toBe(`${id}:job.cancelled`);
+      expect(verifyWebhookSignature(secret, received[0].headers['cutout-signature'] as string, received[0].body)).toBe(true);
+      await until(async () => (await getJob(t, auth, id)).webhook.state === 'delivered', 'the delivery to be recorded');
+      const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      expect(metrics).toContain('cutout_webhook_deliveries_total{outcome="delivered"} 1');
+    } finally {
+      segmenter.release();
+    }
+  });
+
+  it('is refused at submission with 400 url_not_allowed for a private address, literal or resolved, and no job is made', async () => {
+    const { t, auth, userTokenId } = await jobApp({ urlAllowPrivate: false });
+    for (const webhook_url of ['http://10.1.2.3/hook', 'http://[::1]:8080/hook', 'http://localhost:9/hook', 'https://169.254.169.254/latest']) {
+      const refused = await createJob(t, auth, { images: [{ image_url: 'https://example.com/a.png' }], webhook_url });
+      expect(refused.statusCode, webhook_url).toBe(400);
+      expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(refused.json()).toMatchObject({ code: 'url_not_allowed', status: 400 });
+      expect(refused.json().detail).toMatch(/^webhook_url: /);
+    }
+    const notHttp = await createJob(t, auth, { images: [{ image_url: 'https://example.com/a.png' }], webhook_url: 'ftp://example.com/x' });
+    expect(notHttp.statusCode).toBe(400);
+    expect(await t.store.openJobLoad(userTokenId)).toEqual({ openJobs: 0, queuedItems: 0 });
+  });
+
+  it('is refused the same way on an upload, whose images are then not kept', async () => {
+    const { t, auth, userTokenId } = await jobApp({ urlAllowPrivate: false });
+    const png = await makePhoto('png', 40, 30);
+    const form = multipartBody([
+      { name: 'files', filename: 'a.png', contentType: 'image/png', data: png },
+      { name: 'webhook_url', data: 'http://192.168.1.20/hook' },
+    ]);
+    const refused = await t.app.inject({ method: 'POST', url: '/api/v1/jobs/multipart', headers: { authorization: auth, 'content-type': form.contentType }, payload: form.body });
+    expect([refused.statusCode, refused.json().code]).toEqual([400, 'url_not_allowed']);
+    expect(await t.store.openJobLoad(userTokenId)).toEqual({ openJobs: 0, queuedItems: 0 });
+    expect(existsSync(join(t.config.dataDir, 'jobs')) ? readdirSync(join(t.config.dataDir, 'jobs')) : []).toEqual([]);
+  });
+
+  it('is refused by the host lists too (CUTOUT_URL_ALLOW_HOSTS), even where private addresses are allowed', async () => {
+    const { t, auth } = await jobApp({ urlAllowHosts: ['hooks.example.com'] });
+    const refused = await createJob(t, auth, { images: [{ image_url: 'https://hooks.example.com/a.png' }], webhook_url: 'http://127.0.0.1:9/hook' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({ code: 'url_not_allowed', detail: 'webhook_url: host 127.0.0.1 is not on the allow list.' });
+  });
+
+  it('a job without one shows webhook null', async () => {
+    const { t, auth } = await jobApp();
+    const made = await createJob(t, auth, { images: [{ image_url: `${photoBase}/a.png` }] });
+    expect((await getJob(t, auth, made.json().id)).webhook).toBeNull();
+  });
+});
+
+describe('CUTOUT_WEBHOOK_KEY', () => {
+  it('is read as 32 bytes, and a refused value is not echoed in the start-up error', async () => {
+    const { loadConfig } = await import('../src/config.js');
+    const key = randomBytes(32).toString('hex');
+    expect(loadConfig({ CUTOUT_WEBHOOK_KEY: key }).webhookKey).toBe(key);
+    expect(() => loadConfig({ CUTOUT_WEBHOOK_KEY: 'not-a-key-but-a-secret' })).toThrow(/^CUTOUT_WEBHOOK_KEY=\(the value given\) is not valid/);
+    try {
+      loadConfig({ CUTOUT_WEBHOOK_KEY: 'not-a-key-but-a-secret' });
+    } catch (error) {
+      expect((error as Error).message).not.toContain('not-a-key-but-a-secret');
+    }
+  });
+});
