@@ -134,12 +134,8 @@ const work = await mkdtemp(join(tmpdir(), 'cutout-soak-'));
 const server = await startCutoutServer({ root: ROOT, buildDir, dataDir: join(work, 'data'), modelsDir: join(ROOT, 'data/models'), threads: Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParallelism() });
 const mib = async (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(await readFile(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
 try {
-  // remove.bg's key is the Token ID; the CLI made one for the managed token already.
-  const created = await promisify(execFile)(process.execPath, [join(buildDir, 'cli/main.js'), 'tokens', 'create', '--name', 'soak-compat'], {
-    cwd: ROOT,
-    env: { ...process.env, CUTOUT_DATA_DIR: join(work, 'data'), DATABASE_URL: '', REDIS_URL: '' },
-  });
-  const key = created.stdout.trim().split('\n').at(-1) ?? '';
+  // remove.bg's key is the Token ID.
+  const key = server.tokenId;
   const ordinaryShot = nativeUpload(server, 'ordinary 0.7 MP', ordinary, 'photo.jpg');
   const hostileShots: Shot[] = [
     nativeUpload(server, '49 MP HEIC', heic, 'large.heic'),

@@ -10,6 +10,8 @@ export interface CutoutServer {
   pid: number;
   baseUrl: string;
   managedToken: string;
+  /** The user token the managed one was exchanged from (for the CLI and remove.bg's wire). */
+  tokenId: string;
   /** The child's stdout and stderr (pino's JSON log). */
   logPath: string;
   /** SIGTERM, then SIGKILL after 15 s; resolves when the process has exited. */
@@ -111,7 +113,7 @@ export async function startCutoutServer(options: StartServerOptions): Promise<Cu
     const managedToken = exchange.status === 200 ? (JSON.parse(exchange.body.toString()) as { managed_token?: string }).managed_token : undefined;
     if (!managedToken) throw new Error(`token exchange answered ${exchange.status}: ${exchange.body.toString()}`);
     const readiness = JSON.parse((await httpRequest(`${server.origin}/readyz`)).body.toString()) as { precision?: string; precisionReason?: string };
-    return { pid: server.child.pid ?? 0, baseUrl: server.origin, managedToken, logPath, stop, precision: readiness.precision, precisionReason: readiness.precisionReason };
+    return { pid: server.child.pid ?? 0, baseUrl: server.origin, managedToken, tokenId, logPath, stop, precision: readiness.precision, precisionReason: readiness.precisionReason };
   } catch (error) {
     await stop();
     throw error;

@@ -1,0 +1,146 @@
+/**
+ * The jobs' two speed targets (issue 35), on one fresh server (compiled and started as
+ * `npm run bench` does, default settings, the embedded runner):
+ *
+ * 1. Capacity: a folder of `--photos` 0.7 MP photos through `cutout remove` at each of
+ *    `--concurrency` (the best one counts), then the same folder as one job
+ *    (`cutout remove --job`: one upload, the server's runner, the zip downloaded and
+ *    unpacked). Prints each wall time and the job's against the best synchronous one.
+ * 2. Interactive first: `--clients` synchronous clients of a 0.7 MP photo for `--seconds`
+ *    with no job, then again while a job of `--job-photos` photos runs; prints their p95
+ *    with the job against without it. The job is cancelled afterwards.
+ *
+ * The photos are the fixtures' photos (../shared/fixtures/photos) scaled to 1000 × 700,
+ * copied round-robin under `data/bench-jobs/`. Only 127.0.0.1 is contacted. Take the figures
+ * on a quiet machine: the script prints the load average at each phase.
+ *
+ *   npm run bench:jobs -- [--photos 1000] [--concurrency 2,4] [--clients 2] [--seconds 90] [--job-photos 2000] [--skip capacity|interactive]
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import sharp from 'sharp';
+import { assembleModel } from '../src/model/assemble-model.js';
+import { httpRequest } from './bench/http-load.js';
+import { describeMachine } from './bench/machine.js';
+import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
+import { percentile } from './bench/stats.js';
+import { multipartBody } from './lib/multipart-body.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({
+  options: {
+    photos: { type: 'string', default: '1000' },
+    concurrency: { type: 'string', default: '2,4' },
+    clients: { type: 'string', default: '2' },
+    seconds: { type: 'string', default: '90' },
+    'job-photos': { type: 'string', default: '2000' },
+    skip: { type: 'string', multiple: true, default: [] },
+  },
+});
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+/** `count` photos of 1000 × 700 in a folder of their own (made once, kept for later runs). */
+async function photoFolder(count: number): Promise<string> {
+  const sources = join(ROOT, '../shared/fixtures/photos');
+  const names = (await readdir(sources)).filter((name) => name.endsWith('.jpg')).sort();
+  const dir = join(ROOT, `data/bench-jobs/${count}`);
+  await mkdir(dir, { recursive: true });
+  const scaled = await Promise.all(names.map((name) => sharp(join(sources, name)).autoOrient().resize(1000, 700, { fit: 'cover' }).jpeg({ quality: 90 }).toBuffer()));
+  for (let i = 0; i < count; i++) {
+    const path = join(dir, `photo-${String(i).padStart(5, '0')}.jpg`);
+    if (!existsSync(path)) await sharp(scaled[i % scaled.length]).toFile(path);
+  }
+  return dir;
+}
+
+/** Runs the compiled CLI; resolves with its wall time in seconds, rejects when it fails. */
+function cli(buildDir: string, server: CutoutServer, tokenId: string, args: string[]): Promise<number> {
+  const started = performance.now();
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [join(buildDir, 'cli/main.js'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, CUTOUT_URL: server.baseUrl, CUTOUT_TOKEN_ID: tokenId },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (code) => (code === 0 ? done((performance.now() - started) / 1000) : fail(new Error(`cutout ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`))));
+  });
+}
+
+/** `clients` closed-loop clients of one photo for `seconds`; the latencies of their 200s, in ms. */
+async function syncClients(server: CutoutServer, photo: Buffer, clients: number, seconds: number): Promise<{ ms: number[]; other: number }> {
+  const { body, contentType } = multipartBody([{ name: 'file', filename: 'photo.jpg', contentType: 'image/jpeg', data: photo }]);
+  const until = performance.now() + seconds * 1000;
+  const ms: number[] = [];
+  let other = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < until) {
+        const answer = await httpRequest(`${server.baseUrl}/api/v1/background/remove/multipart`, { method: 'POST', headers: { authorization: server.managedToken, 'content-type': contentType }, body, timeoutMs: 120_000 });
+        if (answer.status === 200) ms.push(answer.ms);
+        else other++;
+      }
+    }),
+  );
+  return { ms, other };
+}
+
+const buildDir = join(ROOT, 'bench/.build');
+const warning = (await compileServer(ROOT, buildDir)).warning;
+if (warning) console.warn(warning);
+await assembleModel(join(ROOT, 'data'));
+const machine = describeMachine();
+const work = await mkdtemp(join(tmpdir(), 'cutout-bench-jobs-'));
+const server = await startCutoutServer({ root: ROOT, buildDir, dataDir: join(work, 'data'), modelsDir: join(ROOT, 'data/models'), threads: Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParallelism() });
+try {
+  console.log(`# Jobs benchmark: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; load average at start ${machine.loadAverage.join(' ')}; precision ${server.precision}`);
+  if (!values.skip.includes('capacity')) {
+    const photos = Number(values.photos);
+    const folder = await photoFolder(photos);
+    // Warm the model first, so that the first run does not pay for it.
+    await syncClients(server, await readFile(join(folder, 'photo-00000.jpg')), 1, 3);
+    const times: [string, number][] = [];
+    for (const concurrency of values.concurrency.split(',').map(Number)) {
+      const seconds = await cli(buildDir, server, server.tokenId, ['remove', folder, '-o', join(work, `sync-${concurrency}`), '--concurrency', String(concurrency)]);
+      times.push([`cutout remove --concurrency ${concurrency}`, seconds]);
+      console.log(`${times.at(-1)![0]}: ${seconds.toFixed(1)} s (${(photos / seconds).toFixed(2)} photos/s; load ${load()})`);
+    }
+    const job = await cli(buildDir, server, server.tokenId, ['remove', folder, '-o', join(work, 'job'), '--job']);
+    const written = (await readdir(join(work, 'job'))).length;
+    const best = Math.min(...times.map(([, seconds]) => seconds));
+    console.log(`cutout remove --job: ${job.toFixed(1)} s (${(photos / job).toFixed(2)} photos/s; ${written} results written; load ${load()})`);
+    console.log(`capacity: the job took ${(job / best).toFixed(2)}× the best synchronous run (target at most 1.1×)`);
+  }
+  if (!values.skip.includes('interactive')) {
+    const clients = Number(values.clients);
+    const seconds = Number(values.seconds);
+    const jobPhotos = Number(values['job-photos']);
+    const folder = await photoFolder(jobPhotos);
+    const photo = await readFile(join(folder, 'photo-00001.jpg'));
+    const alone = await syncClients(server, photo, clients, seconds);
+    console.log(`${clients} synchronous clients, no job: ${alone.ms.length} answers, median ${(percentile(alone.ms, 50) / 1000).toFixed(2)} s, p95 ${(percentile(alone.ms, 95) / 1000).toFixed(2)} s (load ${load()})`);
+    const files = (await readdir(folder)).sort().slice(0, jobPhotos);
+    const { body, contentType } = multipartBody(await Promise.all(files.map(async (name) => ({ name: 'files', filename: name, contentType: 'image/jpeg', data: await readFile(join(folder, name)) }))));
+    const made = await httpRequest(`${server.baseUrl}/api/v1/jobs/multipart`, { method: 'POST', headers: { authorization: server.managedToken, 'content-type': contentType }, body, timeoutMs: 600_000 });
+    if (made.status !== 202) throw new Error(`the job was refused: ${made.status} ${made.body.toString()}`);
+    const jobId = (JSON.parse(made.body.toString()) as { id: string }).id;
+    const status = async () => JSON.parse((await httpRequest(`${server.baseUrl}/api/v1/jobs/${jobId}?per_page=1`, { headers: { authorization: server.managedToken } })).body.toString()) as { counts: Record<string, number> };
+    const before = (await status()).counts.succeeded;
+    const beside = await syncClients(server, photo, clients, seconds);
+    const after = (await status()).counts.succeeded;
+    await httpRequest(`${server.baseUrl}/api/v1/jobs/${jobId}`, { method: 'DELETE', headers: { authorization: server.managedToken } });
+    console.log(
+      `${clients} synchronous clients beside a ${jobPhotos}-photo job: ${beside.ms.length} answers (${beside.other} not 200), median ${(percentile(beside.ms, 50) / 1000).toFixed(2)} s, p95 ${(percentile(beside.ms, 95) / 1000).toFixed(2)} s; the job finished ${after - before} photos meanwhile (load ${load()})`,
+    );
+    console.log(`interactive first: p95 with the job ${(percentile(beside.ms, 95) / percentile(alone.ms, 95)).toFixed(2)}× without (target at most 1.3×)`);
+  }
+} finally {
+  await server.stop();
+  await rm(work, { recursive: true, force: true });
+}
