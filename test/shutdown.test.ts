@@ -1,13 +1,12 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken, TokenService } from '../src/auth/token-service.js';
+import { hashToken } from '../src/auth/token-service.js';
 import { openSqliteStore } from '../src/store/sqlite-store.js';
 import { alphaAt, makePhoto } from './helpers/images.js';
-import { exchangeOverHttp, killLeftoverChildren, removeBackgroundOverHttp, send, startServer, type ExitStatus, type HttpAnswer, type LogLine, type ServerProcess } from './processes/server-process.js';
+import { exchangeOverHttp, freshDataDir, killLeftoverChildren, removeBackgroundOverHttp, send, startServer, type ExitStatus, type HttpAnswer, type LogLine, type ServerProcess } from './processes/server-process.js';
 import { integrityCheck } from './helpers/stores.js';
 
 // Graceful shutdown, on the real thing: `src/main.ts` as a child process with the
@@ -42,15 +41,9 @@ afterAll(async () => {
 
 /** A fresh data directory holding one user token, created with the store as the CLI would. */
 async function dataDirWithToken(): Promise<{ dataDir: string; tokenId: string }> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'cutout-shutdown-'));
-  dataDirs.push(dataDir);
-  const store = await openSqliteStore(dataDir);
-  try {
-    const { tokenId } = await new TokenService(store, { managedTokenTtl: 600 }).createUserToken('shutdown-test');
-    return { dataDir, tokenId };
-  } finally {
-    await store.close();
-  }
+  const made = await freshDataDir('cutout-shutdown-');
+  dataDirs.push(made.dataDir);
+  return made;
 }
 
 

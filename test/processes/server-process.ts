@@ -1,4 +1,9 @@
+import { mkdtemp } from 'node:fs/promises';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TokenService } from '../../src/auth/token-service.js';
+import { openSqliteStore } from '../../src/store/sqlite-store.js';
 import { childEnv, startServerProcess, type ServerProcess } from '../../scripts/lib/server-process.js';
 import { int8ModelPath } from '../helpers/test-model.js';
 
@@ -22,6 +27,18 @@ export { childEnv, killLeftoverChildren, spawnTs, type ExitStatus, type LogLine,
 export async function startServer(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
   const model = { CUTOUT_MODEL_PATH: await int8ModelPath(), CUTOUT_MODEL_PRECISION: 'fp32' };
   return startServerProcess({ env: childEnv({ CUTOUT_INFERENCE_THREADS: '1', CUTOUT_QUALITY: 'fast', LOG_LEVEL: 'info', ...model, ...env }), readyTimeoutMs: timeoutMs });
+}
+
+/** A fresh SQLite data directory (`mkdtemp` with `prefix`) holding one user token, created with the store as the CLI would. */
+export async function freshDataDir(prefix: string): Promise<{ dataDir: string; tokenId: string }> {
+  const dataDir = await mkdtemp(join(tmpdir(), prefix));
+  const store = await openSqliteStore(dataDir);
+  try {
+    const { tokenId } = await new TokenService(store, { managedTokenTtl: 600 }).createUserToken('test');
+    return { dataDir, tokenId };
+  } finally {
+    await store.close();
+  }
 }
 
 export interface HttpAnswer {

@@ -1,0 +1,89 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { unzipSync } from 'fflate';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makePhoto } from './helpers/images.js';
+import { exchangeOverHttp, freshDataDir, killLeftoverChildren, send, startServer, type ServerProcess } from './processes/server-process.js';
+
+// A job on one node across a graceful restart, on the real thing: `src/main.ts` as a child
+// process with the real model, SQLite in a temporary data directory, SIGTERM mid-job, then a
+// second process on the same directory. The job must end with every image cut once, its
+// results all there, and the usage counting each image once.
+
+const ITEMS = 12;
+const TIMEOUT_MS = 240_000;
+
+let photos: Server;
+let origin: string;
+let dataDir: string;
+
+beforeAll(async () => {
+  const photo = await makePhoto('jpeg', 320, 240);
+  photos = createServer((_request, response) => response.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo));
+  await new Promise<void>((resolve) => photos.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(photos.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await killLeftoverChildren();
+  await new Promise((resolve) => photos?.close(resolve));
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+async function jobOf(server: ServerProcess, managed: string, id: string): Promise<{ status: string; counts: Record<string, number> }> {
+  const answer = await send(server.origin, 'GET', `/api/v1/jobs/${id}?per_page=1`, { headers: { authorization: managed } });
+  expect(answer.status, answer.body.toString()).toBe(200);
+  return JSON.parse(answer.body.toString());
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 120_000): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (performance.now() > deadline) throw new Error(`timed out waiting until ${what}: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('a job across a graceful restart of its only server', () => {
+  it('SIGTERM mid-job: the server exits 0, the next one on the same data directory finishes the job, each image counted once', { timeout: TIMEOUT_MS }, async () => {
+    const made = await freshDataDir('cutout-jobs-restart-');
+    dataDir = made.dataDir;
+    const env = { CUTOUT_DATA_DIR: dataDir, CUTOUT_URL_ALLOW_PRIVATE: 'true', CUTOUT_RATE_LIMIT: '0' };
+
+    const first = await startServer(env);
+    const managed = await exchangeOverHttp(first.origin, made.tokenId);
+    const images = Array.from({ length: ITEMS }, (_, i) => ({ image_url: `${origin}/photo-${i}.jpg`, id: `sku-${i}` }));
+    const created = await send(first.origin, 'POST', '/api/v1/jobs', { headers: { authorization: managed, 'content-type': 'application/json' }, body: JSON.stringify({ images }) });
+    expect(created.status, created.body.toString()).toBe(202);
+    const { id } = JSON.parse(created.body.toString()) as { id: string };
+
+    // Some images cut, the rest still to do: then the signal.
+    const before = await until(() => jobOf(first, managed, id), (job) => job.counts.succeeded >= 2, 'two images are cut');
+    expect(before.counts.succeeded).toBeLessThan(ITEMS);
+    first.child.kill('SIGTERM');
+    const exit = await first.exited;
+    expect({ code: exit.code, signal: exit.signal }, first.output()).toEqual({ code: 0, signal: null });
+
+    const second = await startServer(env);
+    const done = await until(() => jobOf(second, managed, id), (job) => job.status === 'done', 'the job is done');
+    expect(done.counts).toMatchObject({ succeeded: ITEMS, failed: 0, queued: 0, running: 0 });
+
+    const zip = await send(second.origin, 'GET', `/api/v1/jobs/${id}/results`, { headers: { authorization: managed } });
+    expect(zip.status).toBe(200);
+    const names = Object.keys(unzipSync(new Uint8Array(zip.body))).sort();
+    expect(names).toEqual(images.map((image) => `${image.id}.png`).sort());
+    const stopped = await second.stop(60_000);
+    expect(stopped.code, second.output()).toBe(0);
+
+    const database = new SQLite(join(dataDir, 'cutout.sqlite'), { readonly: true });
+    try {
+      expect(database.prepare('select coalesce(sum(succeeded), 0) as succeeded, coalesce(sum(failed), 0) as failed from usage_daily').get()).toEqual({ succeeded: ITEMS, failed: 0 });
+    } finally {
+      database.close();
+    }
+  });
+});
