@@ -35,15 +35,19 @@ describe('the SDK\'s jobs', () => {
   it('makes a job, waits for it, and downloads its results one by one and as one zip', async () => {
     const job = await client.jobs.create([{ url: `${base}/photo/a.png`, id: 'sku-1' }, `${base}/photo/b.png`, `${base}/missing.png`], { format: 'webp' });
     expect(job).toMatchObject({ status: 'queued', counts: { total: 3 }, options: { format: 'webp' } });
-    const done = await client.jobs.wait(job.id, { intervalMs: 20 });
+    const seen: number[] = [];
+    const done = await client.jobs.wait(job.id, { intervalMs: 20, onProgress: (progress) => seen.push(progress.counts.succeeded + progress.counts.failed) });
     expect(done.counts).toMatchObject({ succeeded: 2, failed: 1 });
+    // Told at each poll, the last one the finished job; never going back.
+    expect(seen.at(-1)).toBe(3);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
     const page = await client.jobs.get(job.id, { perPage: 2 });
     expect([page.items.map((item) => item.id), page.more]).toEqual([['sku-1', null], true]);
     const last = await client.jobs.get(job.id, { page: 2, perPage: 2 });
     expect([last.items[0].state, last.items[0].problem?.code, last.more]).toEqual(['failed', 'upstream_fetch_failed', false]);
     const one = await client.jobs.item(job.id, 0);
     expect(one.contentType).toBe('image/webp');
-    expect(Object.keys(unzipSync(await client.jobs.results(job.id))).sort()).toEqual(['1.webp', 'sku-1.webp']);
+    expect(Object.keys(unzipSync(await client.jobs.download(job.id))).sort()).toEqual(['1.webp', 'sku-1.webp']);
     const refused = await client.jobs.item(job.id, 2).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(CutoutApiError);
     expect((refused as CutoutApiError).code).toBe('result_not_available');

@@ -126,7 +126,7 @@ const sleep = (ms: number, signal: AbortSignal | undefined) =>
  * @example
  * const job = await cutout.jobs.create([{ url: 'https://shop.example/a.jpg', id: 'sku-1' }], { format: 'webp', crop: true });
  * const done = await cutout.jobs.wait(job.id);
- * await writeFile('cutouts.zip', await cutout.jobs.results(done.id));
+ * await writeFile('cutouts.zip', await cutout.jobs.download(done.id));
  */
 export class CutoutJobs {
   readonly #call: AuthorizedCall;
@@ -179,10 +179,14 @@ export class CutoutJobs {
     };
   }
 
-  /** Polls the job every `intervalMs` (default 2000) until it is done or cancelled. */
-  async wait(id: string, options: JobCallOptions & { intervalMs?: number } = {}): Promise<Job> {
+  /**
+   * Polls the job every `intervalMs` (default 2000) until it is done or cancelled; `onProgress`
+   * is given the job at each poll (its `counts` say how far it is), the last one included.
+   */
+  async wait(id: string, options: JobCallOptions & { intervalMs?: number; onProgress?: (job: Job) => void } = {}): Promise<Job> {
     for (;;) {
-      const job = await this.get(id, { ...options, perPage: 1 });
+      const { items: _items, page: _page, perPage: _perPage, more: _more, ...job } = await this.get(id, { ...options, perPage: 1 });
+      options.onProgress?.(job);
       if (job.status === 'done' || job.status === 'cancelled') return job;
       await sleep(options.intervalMs ?? 2000, options.signal);
     }
@@ -195,7 +199,7 @@ export class CutoutJobs {
   }
 
   /** Every finished result in one zip archive, each named after its image's id (else its index). */
-  async results(id: string, options: JobCallOptions = {}): Promise<Uint8Array> {
+  async download(id: string, options: JobCallOptions = {}): Promise<Uint8Array> {
     return (await this.#call({ method: 'GET', path: `${jobPath(id)}/results`, ok: [200] }, options)).body;
   }
 
