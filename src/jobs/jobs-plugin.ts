@@ -1,12 +1,15 @@
 import fp from 'fastify-plugin';
 import { JobRunner } from './job-runner.js';
 import { jobRoutes } from './job-routes.js';
+import { JobService } from './job-service.js';
 import { JobSweeper } from './job-sweeper.js';
 
-/** The jobs' long-lived parts, for the routes and for tests. */
+/** The jobs' long-lived parts, for the routes (the API's and the dashboard's) and for tests. */
 export interface Jobs {
   runner: JobRunner;
   sweeper: JobSweeper;
+  /** Makes, cancels and zips jobs for whichever route asks. */
+  service: JobService;
 }
 
 declare module 'fastify' {
@@ -28,7 +31,8 @@ export const jobsPlugin = fp(
     const log = app.log.child({ component: 'jobs' });
     const runner = new JobRunner({ config, store, removals, queue, model, drain, log, onItemEnd: (state) => app.metrics?.countJobItem(state) });
     const sweeper = new JobSweeper({ store, dataDir: config.dataDir, retentionSeconds: config.jobRetention, log });
-    app.decorate('jobs', { runner, sweeper });
+    const service = new JobService({ config, store, runner });
+    app.decorate('jobs', { runner, sweeper, service });
     app.addHook('onReady', async () => {
       await runner.start();
       sweeper.start();
@@ -37,7 +41,7 @@ export const jobsPlugin = fp(
       await runner.close();
       await sweeper.close();
     });
-    await app.register(jobRoutes, { runner });
+    await app.register(jobRoutes, { service });
   },
   { name: 'cutout-jobs', dependencies: ['cutout-services', 'cutout-auth', 'cutout-metrics'] },
 );
