@@ -145,13 +145,18 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
     await page.locator('#batch-more summary').click();
     await page.locator('#batch-option-crop').selectOption('true');
     const [made] = await Promise.all([page.waitForRequest((r) => r.url().startsWith(`${origin}/dashboard/batch/jobs?token=`)), page.getByRole('button', { name: 'Start the job' }).click()]);
-    expect(made.postDataJSON()).toEqual({ format: 'webp', crop: 'true', images: [{ image_url: `${photoBase}/photo/sku-1.png` }, { image_url: `${photoBase}/photo/sku-2.png` }] });
+    expect(made.postDataJSON()).toEqual({ format: 'webp', crop: 'true', images: [
+        { image_url: `${photoBase}/photo/sku-1.png`, id: 'sku-1' },
+        { image_url: `${photoBase}/photo/sku-2.png`, id: 'sku-2' },
+      ],
+    });
     const row = newestJob();
     await expectEnded(row, 'done');
     const id = (await row.getAttribute('data-job'))!;
     const [download] = await Promise.all([page.waitForEvent('download'), row.getByRole('link', { name: 'Download zip' }).click()]);
     const files = await zipOf(download);
-    expect(Object.keys(files)).toHaveLength(2);
+    // Each result is named after its URL's file, as an uploaded file's is.
+    expect(Object.keys(files).sort()).toEqual(['sku-1.webp', 'sku-2.webp']);
     for (const bytes of Object.values(files)) expect(Buffer.from(bytes.subarray(8, 12)).toString('latin1')).toBe(WEBP_MAGIC);
 
     await page.reload();

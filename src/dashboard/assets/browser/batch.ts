@@ -94,6 +94,27 @@ function countsText(job: BatchJobView): string {
   return job.counts.succeeded + job.counts.failed + ' of ' + job.counts.total + ' done: ' + outcomeText(job);
 }
 
+/**
+ * The id a pasted URL's result is named after in the zip, as an uploaded file's is: the last
+ * part of its path without the extension (`…/shoes/sku-1.jpg` → `sku-1`), or none.
+ */
+function idOfUrl(line: string): string | undefined {
+  let path = line;
+  try {
+    path = new URL(line).pathname;
+  } catch {
+    // not a URL: the server says so for this image
+  }
+  let name = path.slice(path.lastIndexOf('/') + 1);
+  try {
+    name = decodeURIComponent(name);
+  } catch {
+    // kept as it is
+  }
+  name = name.replace(/\.[^.]*$/, '').slice(0, 200);
+  return name || undefined;
+}
+
 const isOpen = (status: string | undefined) => status === 'queued' || status === 'running';
 
 /**
@@ -273,7 +294,7 @@ function batch(form: HTMLFormElement): void {
       method: 'POST',
       credentials: 'same-origin',
       headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
-      body: JSON.stringify({ ...Object.fromEntries(options), images: lines.map((line) => ({ image_url: line })) }),
+      body: JSON.stringify({ ...Object.fromEntries(options), images: lines.map((line) => ({ image_url: line, id: idOfUrl(line) })) }),
     });
     let body: unknown = null;
     try {
