@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { unzipSync } from 'fflate';
@@ -170,6 +172,26 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
     await expect(page.locator('#batch-jobs li.job').count()).resolves.toBe(2);
   });
 
+  it('takes a folder chosen with "Choose a folder", its subfolders too, and leaves out what is not an image', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'cutout-batch-folder-'));
+    try {
+      const folder = join(root, 'shoot');
+      await mkdir(join(folder, 'backs'), { recursive: true });
+      await writeFile(join(folder, 'front.png'), png);
+      await writeFile(join(folder, 'backs', 'back.jpg'), jpeg);
+      await writeFile(join(folder, '.DS_Store'), 'x');
+      await writeFile(join(folder, 'notes.txt'), 'not an image');
+      await page.goto(`${origin}/dashboard/batch`);
+      await page.locator('#batch-folder').setInputFiles(folder);
+      await expect.poll(() => page.locator('#batch-chosen-text').textContent()).toMatch(/^2 files chosen, .*: shoot\/(backs\/back\.jpg, shoot\/front\.png|front\.png, shoot\/backs\/back\.jpg)$/);
+      await expect(page.locator('#batch-status').textContent()).resolves.toContain('2 files were left out');
+      await page.getByRole('button', { name: 'Clear the files' }).click();
+      await expect(page.locator('#batch-chosen').isHidden()).resolves.toBe(true);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it("shows the API's problem detail when the job is refused, and asks for files or URLs first", async () => {
     await page.goto(`${origin}/dashboard/batch`);
     await page.getByRole('button', { name: 'Start the job' }).click();
@@ -188,7 +210,7 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
     expect(session.watch.pageErrors.splice(0)).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
   });
 
-  it('works by keyboard alone: choose files, start the job, download its zip, and cancel another', async () => {
+  it('works by keyboard alone: choose files, start the job, download its zip; download half a job and cancel the rest', async () => {
     await page.goto(`${origin}/dashboard/batch`);
     await page.locator('main').focus();
     await tabTo(page, page.locator('#batch-files'));
@@ -214,24 +236,30 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
     expect(Object.keys(await zipOf(download)).sort()).toEqual(['k1.png', 'k2.png']);
 
-    // A job whose images wait: Cancel, reached by Tab, ends it; the page shows it cancelled.
-    segmenter.hold();
+    // A job whose first image is cut and whose second waits for the model: the page shows it
+    // half done, its zip holds what is finished, and Cancel, reached by Tab, ends the rest.
+    segmenter.hold(segmenter.runs + 1);
     try {
       await page.locator('#batch-urls').focus();
       await page.keyboard.type(`${photoBase}/photo/x.png\n${photoBase}/photo/y.png`);
       await tabTo(page, page.locator('#batch-submit'));
       await page.keyboard.press('Enter');
-      const waiting = newestJob();
-      await expect.poll(() => waiting.getAttribute('data-status')).toMatch(/^(queued|running)$/);
-      const id = await waiting.getAttribute('data-job');
-      await tabTo(page, waiting.getByRole('button', { name: 'Cancel' }));
+      const half = newestJob();
+      await expect.poll(() => half.locator('.job-counts').textContent(), { timeout: 30_000 }).toBe('1 of 2 done: 1 cut, 0 failed');
+      await expect(half.getAttribute('data-status')).resolves.toBe('running');
+      await expect(half.getByRole('progressbar').evaluate((bar: HTMLProgressElement) => [bar.value, bar.max])).resolves.toEqual([1, 2]);
+      const id = await half.getAttribute('data-job');
+      await tabTo(page, half.getByRole('link', { name: 'Download the finished' }));
+      const [partial] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
+      expect(Object.keys(await zipOf(partial))).toHaveLength(1);
+      await tabTo(page, half.getByRole('button', { name: 'Cancel' }));
       const [answer] = await Promise.all([page.waitForResponse((r) => r.url() === `${origin}/dashboard/batch/jobs/${id}/cancel`), page.keyboard.press('Enter')]);
       expect([answer.status(), answer.headers().location]).toEqual([303, '/dashboard/batch']);
       const cancelled = page.locator(`#batch-jobs li.job[data-job="${id}"]`);
       await expect.poll(() => cancelled.getAttribute('data-status')).toBe('cancelled');
-      await expect(cancelled.locator('.job-counts').textContent()).resolves.toBe('0 of 2 done: 0 cut, 0 failed, 2 cancelled');
+      await expect(cancelled.locator('.job-counts').textContent()).resolves.toBe('1 of 2 done: 1 cut, 0 failed, 1 cancelled');
       await expect(cancelled.getByRole('button', { name: 'Cancel' }).isHidden()).resolves.toBe(true);
-      await expect(cancelled.getByRole('progressbar').evaluate((bar: HTMLProgressElement) => bar.value)).resolves.toBe(0);
+      await expect(cancelled.getByRole('link', { name: 'Download zip' }).isVisible()).resolves.toBe(true);
     } finally {
       segmenter.release();
     }
