@@ -57,15 +57,10 @@ export const batchRoutes: FastifyPluginAsync = async (app) => {
     return sendPage(reply, page);
   });
 
-  app.post('/batch/jobs/:id/cancel', { preHandler: [requireSignedIn, requireCsrfForm] }, async (request, reply) => {
-    await service.cancel(await accountJob(request, (request.params as { id: string }).id));
-    return reply.redirect('/dashboard/batch', 303);
-  });
-
   await app.register(batchApi);
 };
 
-/** The page's JSON endpoints: make a job, follow it, download its results. */
+/** The page's endpoints: make a job (JSON), follow it, download its results, cancel it (a form). */
 const batchApi: FastifyPluginAsyncTypebox = async (app) => {
   const { config } = app;
   const service = app.jobs.service;
@@ -109,4 +104,9 @@ const batchApi: FastifyPluginAsyncTypebox = async (app) => {
     return reply.type('application/zip').header('cache-control', 'no-store').header('content-disposition', `attachment; filename="${job.id}.zip"`).send(resultsZip(service.finishedResults(job)));
   });
 
+  // A form, so that it works as every other dashboard form does: back to the page, which shows the job cancelled.
+  app.post('/batch/jobs/:id/cancel', { preHandler: [requireSignedIn, requireCsrfForm], schema: { params: JobParams } }, async (request, reply) => {
+    await service.cancel(await accountJob(request, request.params.id));
+    return reply.redirect('/dashboard/batch', 303);
+  });
 };

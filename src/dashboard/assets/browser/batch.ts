@@ -44,7 +44,7 @@ function isTaken(chosen: ChosenFile): boolean {
 
 /** Every file under a dropped entry, a folder read to its end (the browser hands its entries out a hundred at a time). */
 async function filesOfEntry(entry: FileSystemEntry, folder: string): Promise<ChosenFile[]> {
-  if (entry instanceof FileSystemFileEntry || entry.isFile) {
+  if (entry.isFile) {
     const file = await new Promise<File | null>((resolve) => (entry as FileSystemFileEntry).file(resolve, () => resolve(null)));
     return file ? [{ file, path: folder + file.name }] : [];
   }
