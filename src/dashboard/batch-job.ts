@@ -1,5 +1,5 @@
 import type { JobService } from '../jobs/job-service.js';
-import type { JobRecord } from '../store/job-records.js';
+import type { JobCounts, JobRecord } from '../store/job-records.js';
 
 /** Where the Batch page finds a job: the dashboard's own routes, which take the session, not a token. */
 export const batchJobUrl = (jobId: string): string => `/dashboard/batch/jobs/${jobId}`;
@@ -11,11 +11,11 @@ export const batchJobUrl = (jobId: string): string => `/dashboard/batch/jobs/${j
 export type BatchJob = Awaited<ReturnType<JobService['summaryOf']>> & { user_token_id: string };
 
 /**
- * The Batch page's JSON of a job, with its counts.
+ * The Batch page's JSON of a job, with its counts (read now unless given).
  *
  * @example reply.send(await batchJob(app.jobs.service, job))
  */
-export async function batchJob(service: JobService, job: JobRecord): Promise<BatchJob> {
-  const summary = await service.summaryOf(job);
+export async function batchJob(service: JobService, job: JobRecord, counts?: JobCounts): Promise<BatchJob> {
+  const summary = await service.summaryOf(job, counts);
   return { ...summary, status_url: batchJobUrl(job.id), results_url: `${batchJobUrl(job.id)}/results`, user_token_id: job.userTokenId };
 }

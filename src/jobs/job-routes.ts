@@ -11,7 +11,7 @@ import type { JobRecord } from '../store/job-records.js';
 import { OPTION_FORM_FIELDS } from '../api/option-schemas.js';
 import { JOB_ID } from './job-ids.js';
 import { JobBody, MAX_JOB_ITEMS, readIdempotencyKey, readJobJson } from './job-request.js';
-import type { JobService } from './job-service.js';
+import type { JobService, MadeJob } from './job-service.js';
 import { itemView, JobPage, jobUrl, JobSummary } from './job-view.js';
 import { jobUploadLimits } from './job-upload.js';
 import { resultFileName } from './result-files.js';
@@ -64,7 +64,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ service: JobService }> = asy
     return job;
   };
   /** 202 with the job made (or made before, for a retry with the same Idempotency-Key). */
-  const answerMade = async (reply: FastifyReply, job: JobRecord) => reply.code(202).header('location', jobUrl(job.id)).send(await service.summaryOf(job));
+  const answerMade = async (reply: FastifyReply, { job, counts }: MadeJob) => reply.code(202).header('location', jobUrl(job.id)).send(await service.summaryOf(job, counts));
   const idempotencyKey = (request: FastifyRequest) => readIdempotencyKey(request.headers['idempotency-key']);
 
   app.post(

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { CutoutError } from '../errors.js';
-import type { JobRecord, NewJobItem } from '../store/job-records.js';
+import type { JobCounts, JobRecord, NewJobItem } from '../store/job-records.js';
 import type { Store } from '../store/store.js';
 import { takeJobOptions, type JobList } from './job-request.js';
 import { newJobId } from './job-ids.js';
@@ -29,6 +29,12 @@ export interface JobDraft {
   webhookUrl: string | null;
 }
 
+/** A job just made (or made before, for a retry), with its counts read before the runner was woken. */
+export interface MadeJob {
+  job: JobRecord;
+  counts: JobCounts;
+}
+
 export interface JobServiceDeps {
   config: Config;
   store: Store;
@@ -41,21 +47,21 @@ export interface JobServiceDeps {
  * is checked, capped, made and woken in one place whoever asks. `userTokenId` is the user
  * token the job belongs to; the callers have checked that the requester may use it.
  *
- * @example const job = await app.jobs.service.makeFromList(token.userTokenId, key, body, request.jobBody!)
+ * @example const { job, counts } = await app.jobs.service.makeFromList(token.userTokenId, key, body, request.jobBody!)
  */
 export class JobService {
   constructor(private readonly deps: JobServiceDeps) {}
 
-  /** The JSON of a job, with its counts. */
-  async summaryOf(job: JobRecord) {
-    return jobSummary(job, await this.deps.store.countJobItems(job.id));
+  /** The JSON of a job, with its counts (read now unless given). */
+  async summaryOf(job: JobRecord, counts?: JobCounts) {
+    return jobSummary(job, counts ?? (await this.deps.store.countJobItems(job.id)));
   }
 
   /**
    * Makes the job of a JSON list of image URLs (`JobBody`, its options already taken out by
    * `readJobJson`), or answers the one its Idempotency-Key made.
    */
-  async makeFromList(userTokenId: string, key: string | null, body: JobList, taken: { options: Record<string, unknown>; hash: string }): Promise<JobRecord> {
+  async makeFromList(userTokenId: string, key: string | null, body: JobList, taken: { options: Record<string, unknown>; hash: string }): Promise<MadeJob> {
     const items = body.images.map((image) => ({ imageUrl: image.image_url, clientId: image.id ?? null }));
     return this.make(userTokenId, key, { id: newJobId(), options: taken.options, hash: taken.hash, items, webhookUrl: body.webhook_url ?? null });
   }
@@ -65,7 +71,7 @@ export class JobService {
    * options as fields), or answers the one its Idempotency-Key made. The upload's files are
    * deleted when it is refused, or when a retry is answered with the job made before.
    */
-  async makeFromUpload(request: FastifyRequest, userTokenId: string, key: string | null): Promise<JobRecord> {
+  async makeFromUpload(request: FastifyRequest, userTokenId: string, key: string | null): Promise<MadeJob> {
     const { config } = this.deps;
     if (!request.isMultipart()) throw new CutoutError('unsupported_media_type', 'Send multipart/form-data with image files or a zip archive of images.');
     const id = newJobId();
@@ -75,10 +81,10 @@ export class JobService {
       const upload = await readJobUpload(request, config.dataDir, id, { maxImageBytes: config.maxImageBytes, maxUploadBytes: config.jobMaxUploadBytes });
       const options = takeJobOptions(upload.fields);
       if (upload.fields.webhook_url && !/^https?:\/\//.test(upload.fields.webhook_url)) throw new CutoutError('invalid_request', 'webhook_url must be an http(s) URL.');
-      const job = await this.make(userTokenId, key, { id, options, hash: upload.hash, items: upload.items, webhookUrl: upload.fields.webhook_url || null });
+      const made = await this.make(userTokenId, key, { id, options, hash: upload.hash, items: upload.items, webhookUrl: upload.fields.webhook_url || null });
       // A retry answered with the job its key made first: this upload's copy is not needed.
-      if (job.id !== id) await rm(folder, { recursive: true, force: true });
-      return job;
+      if (made.job.id !== id) await rm(folder, { recursive: true, force: true });
+      return made;
     } catch (error) {
       await rm(folder, { recursive: true, force: true });
       throw error;
@@ -89,10 +95,11 @@ export class JobService {
    * Makes a job, or answers the one its Idempotency-Key made: the one way every job request
    * ends, with the token's caps checked and the runner woken.
    */
-  async make(userTokenId: string, key: string | null, draft: JobDraft): Promise<JobRecord> {
+  async make(userTokenId: string, key: string | null, draft: JobDraft): Promise<MadeJob> {
     const { config, store, runner } = this.deps;
+    const counted = async (job: JobRecord): Promise<MadeJob> => ({ job, counts: await store.countJobItems(job.id) });
     const earlier = key && (await this.replayed(userTokenId, key, draft.hash));
-    if (earlier) return earlier;
+    if (earlier) return counted(earlier);
 
     const count = draft.items.length;
     if (count > config.jobMaxQueuedItems) {
@@ -108,11 +115,11 @@ export class JobService {
     } catch (error) {
       // The same key sent twice at once: the other request made the job.
       const other = key && (await this.replayed(userTokenId, key, draft.hash));
-      if (other) return other;
+      if (other) return counted(other);
       throw error;
     }
     // Read before the runner is woken, so that the answer shows the job as made.
-    const made = (await store.findJob(job.id, userTokenId))!;
+    const made = await counted((await store.findJob(job.id, userTokenId))!);
     runner.wake();
     return made;
   }

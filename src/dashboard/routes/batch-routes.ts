@@ -5,6 +5,7 @@ import Type from 'typebox';
 import { CutoutError } from '../../errors.js';
 import { JOB_ID } from '../../jobs/job-ids.js';
 import { JobBody, readIdempotencyKey, readJobJson } from '../../jobs/job-request.js';
+import type { MadeJob } from '../../jobs/job-service.js';
 import { jobUploadLimits } from '../../jobs/job-upload.js';
 import { resultsZip } from '../../jobs/results-zip.js';
 import type { JobRecord } from '../../store/job-records.js';
@@ -75,7 +76,7 @@ const batchApi: FastifyPluginAsyncTypebox = async (app) => {
     if (status !== 'active') throw new CutoutError('invalid_request', `The token “${token.name}” is ${status}, and cannot make a job; choose another, or create one on the Tokens page.`);
     return token.id;
   };
-  const answerMade = async (reply: FastifyReply, job: JobRecord) => reply.code(202).header('cache-control', 'no-store').send(await batchJob(service, job));
+  const answerMade = async (reply: FastifyReply, { job, counts }: MadeJob) => reply.code(202).header('cache-control', 'no-store').send(await batchJob(service, job, counts));
   const idempotencyKey = (request: FastifyRequest) => readIdempotencyKey(request.headers['idempotency-key']);
   // Both checked before a byte of the body is read.
   const signedInWithCsrf = async (request: FastifyRequest) => {
