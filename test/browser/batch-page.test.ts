@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { unzipSync } from 'fflate';
 import type { Download, Locator, Page } from 'playwright-core';
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelService } from '../../src/model/model-service.js';
 import { startBrowserSession, type BrowserSession } from '../helpers/browser-session.js';
 import { makePhoto } from '../helpers/images.js';
-import { squareSegmenter, type SquareSegmenter } from '../helpers/square-segmenter.js';
+import { squareSegmenter } from '../helpers/square-segmenter.js';
 import { haveChromium, saveScreenshot } from './chromium.js';
 
 /**
@@ -43,9 +43,13 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
   let session: BrowserSession;
   let page: Page;
   let origin: string;
-  let segmenter: SquareSegmenter;
   let photos: Server;
   let photoBase: string;
+  /** Answers to `/slow/…` held back until the test lets them go: an image that waits. */
+  const slow: ServerResponse[] = [];
+  const letSlowGo = () => {
+    for (const response of slow.splice(0)) response.writeHead(200, { 'content-type': 'image/png' }).end(png);
+  };
   let png: Buffer;
   let jpeg: Buffer;
 
@@ -54,15 +58,15 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
     jpeg = await makePhoto('jpeg', 40, 30);
     photos = createServer((request, response) => {
       if (request.url?.startsWith('/photo/')) return response.writeHead(200, { 'content-type': 'image/png' }).end(png);
+      if (request.url?.startsWith('/slow/')) return void slow.push(response);
       response.writeHead(404).end('no');
     });
     await new Promise<void>((resolve) => photos.listen(0, '127.0.0.1', resolve));
     photoBase = `http://127.0.0.1:${(photos.address() as AddressInfo).port}`;
 
-    segmenter = squareSegmenter();
     session = await startBrowserSession({
       config: { rateLimit: 0, urlAllowPrivate: true },
-      model: ModelService.ofSegmenter(segmenter),
+      model: ModelService.ofSegmenter(squareSegmenter()),
       context: { viewport: { width: 1100, height: 900 }, acceptDownloads: true },
     });
     ({ page, origin } = session);
@@ -79,7 +83,7 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
   });
 
   afterAll(async () => {
-    segmenter?.release();
+    letSlowGo();
     await session?.close();
     photos?.close();
   });
@@ -100,6 +104,7 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
     await expect(page.locator('[aria-current="page"]').textContent()).resolves.toBe('Batch');
     await expect(page.getByLabel('Token').locator('option').allTextContents()).resolves.toEqual([expect.stringMatching(/^catalogue \(cut_user_/)]);
     await expect(page.locator('#batch-none').isVisible()).resolves.toBe(true);
+    expect(session.watch.pageErrors).toEqual([]);
   });
 
   it('makes one job of a file chosen and a file dropped, follows it to the end, and downloads a zip of both results', async () => {
@@ -197,6 +202,10 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Start the job' }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toContain('Choose or drop images');
 
+    await page.getByLabel('Or image URLs, one per line').fill(`${photoBase}/photo/a.png\nshop.example/b.png`);
+    await page.getByRole('button', { name: 'Start the job' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toBe('“shop.example/b.png” is not an http(s) URL: put one URL on each line.');
+
     await page.getByLabel('Or image URLs, one per line').fill(`${photoBase}/photo/a.png`);
     await page.locator('#batch-more summary').click();
     await page.locator('#batch-option-max-width').fill('wide');
@@ -236,12 +245,12 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
     expect(Object.keys(await zipOf(download)).sort()).toEqual(['k1.png', 'k2.png']);
 
-    // A job whose first image is cut and whose second waits for the model: the page shows it
-    // half done, its zip holds what is finished, and Cancel, reached by Tab, ends the rest.
-    segmenter.hold(segmenter.runs + 1);
+    // A job whose first image is cut and whose second waits (its server holds the answer back):
+    // the page shows it half done, its zip holds what is finished, and Cancel, reached by
+    // Tab, ends the rest.
     try {
       await page.locator('#batch-urls').focus();
-      await page.keyboard.type(`${photoBase}/photo/x.png\n${photoBase}/photo/y.png`);
+      await page.keyboard.type(`${photoBase}/photo/x.png\n${photoBase}/slow/y.png`);
       await tabTo(page, page.locator('#batch-submit'));
       await page.keyboard.press('Enter');
       const half = newestJob();
@@ -261,7 +270,7 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
       await expect(cancelled.getByRole('button', { name: 'Cancel' }).isHidden()).resolves.toBe(true);
       await expect(cancelled.getByRole('link', { name: 'Download zip' }).isVisible()).resolves.toBe(true);
     } finally {
-      segmenter.release();
+      letSlowGo();
     }
     await saveScreenshot(page, session.shots, '11-batch');
     expect(session.watch.pageErrors).toEqual([]);

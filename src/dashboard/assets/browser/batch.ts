@@ -311,6 +311,9 @@ function batch(form: HTMLFormElement): void {
     const lines = urls.value.split('\n').map((line) => line.trim()).filter(Boolean);
     if (chosen.length && lines.length) return showError('A job holds either files or URLs: clear the files, or the URLs, and start it again.');
     if (!chosen.length && !lines.length) return showError('Choose or drop images (or a folder, or a zip), or paste image URLs, first.');
+    // Caught here to point at the line; the server would take it and fail that one image.
+    const wrong = lines.findIndex((line) => !/^https?:\/\/\S+$/i.test(line));
+    if (wrong >= 0) return showError('“' + lines[wrong].slice(0, 80) + '” is not an http(s) URL: put one URL on each line.');
     submit.disabled = true;
     form.setAttribute('aria-busy', 'true');
     try {
