@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { Script } from 'node:vm';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { ASSETS } from '../src/dashboard/assets/asset-files.js';
+import { ASSETS, SCRIPT_FILES } from '../src/dashboard/assets/asset-files.js';
 import { assetRoutes } from '../src/dashboard/routes/assets.js';
 
 /**
@@ -13,7 +13,9 @@ import { assetRoutes } from '../src/dashboard/routes/assets.js';
  */
 describe("the dashboard's script", () => {
   it('is the compiled browser code, at a URL named by its content and cached for good', async () => {
-    const compiled = await readFile(new URL('../dist/dashboard/assets/browser/dashboard.js', import.meta.url), 'utf8');
+    expect(SCRIPT_FILES.map((file) => file.slice(file.lastIndexOf('/') + 1))).toEqual(['dashboard.js', 'batch.js']);
+    const parts = await Promise.all(['dashboard.js', 'batch.js'].map((name) => readFile(new URL(`../dist/dashboard/assets/browser/${name}`, import.meta.url), 'utf8')));
+    const compiled = parts.join('\n');
     const app = Fastify();
     await app.register(assetRoutes, { prefix: '/dashboard' });
     const response = await app.inject({ method: 'GET', url: ASSETS.js.path });
@@ -26,9 +28,10 @@ describe("the dashboard's script", () => {
   });
 
   it('is a classic script, as the page loads it: no import or export', () => {
-    // An import or export in browser/dashboard.ts makes tsc emit module syntax, which a
+    // An import or export in browser/*.ts makes tsc emit module syntax, which a
     // `<script defer>` cannot parse: the page would run no script at all.
     expect(() => new Script(ASSETS.js.body, { filename: 'dashboard.js' })).not.toThrow();
     expect(ASSETS.js.body).toContain("getElementById('try-it')");
+    expect(ASSETS.js.body).toContain("getElementById('batch')");
   });
 });

@@ -147,5 +147,32 @@ for (const engine of storeEngines()) {
       expect((await fresh.store.findJobByIdempotencyKey(token, 'k'))?.id).toBe(second.id);
       expect((await fresh.store.listOpenJobs()).filter((job) => job.userTokenId === token).map((job) => job.id).sort()).toEqual([first.id, second.id].sort());
     });
+
+    it("lists an account's jobs newest first, its tokens' own jobs from before it included, and no other account's", async () => {
+      // Made before any account: its job has no account until the first one adopts the token.
+      const early = await userToken(fresh.store);
+      const before = newJob(early, { createdAt: at(1) });
+      await fresh.store.createJob(before, urls(1));
+      const account = await fresh.store.createAccount({ id: randomUUID(), email: 'd@example.com', passwordHash: 'x', createdAt: T0 });
+      const other = await fresh.store.createAccount({ id: randomUUID(), email: 'e@example.com', passwordHash: 'x', createdAt: T0 });
+      const mine = await userToken(fresh.store, account.id);
+      const theirs = await userToken(fresh.store, other.id);
+      const jobs = [newJob(mine, { createdAt: at(3) }), newJob(early, { createdAt: at(2) }), newJob(mine, { createdAt: at(4) })];
+      for (const job of jobs) await fresh.store.createJob(job, urls(2));
+      const stranger = newJob(theirs, { createdAt: at(5) });
+      await fresh.store.createJob(stranger, urls(1));
+
+      expect((await fresh.store.findJob(before.id, early))?.accountId).toBeNull();
+      const listed = await fresh.store.listJobsOfAccount(account.id, 10);
+      expect(listed.map((job) => job.id)).toEqual([jobs[2].id, jobs[0].id, jobs[1].id, before.id]);
+      expect(listed[0]).toMatchObject({ userTokenId: mine, accountId: account.id, itemCount: 2, status: 'queued', createdAt: at(4) });
+      expect((await fresh.store.listJobsOfAccount(account.id, 2)).map((job) => job.id)).toEqual([jobs[2].id, jobs[0].id]);
+      expect((await fresh.store.listJobsOfAccount(other.id, 10)).map((job) => job.id)).toEqual([stranger.id]);
+
+      expect((await fresh.store.findJobOfAccount(before.id, account.id))?.id).toBe(before.id);
+      expect((await fresh.store.findJobOfAccount(jobs[0].id, account.id))?.id).toBe(jobs[0].id);
+      expect(await fresh.store.findJobOfAccount(stranger.id, account.id)).toBeUndefined();
+      expect(await fresh.store.findJobOfAccount(jobs[0].id, other.id)).toBeUndefined();
+    });
   });
 }

@@ -8,6 +8,7 @@ import { prepareFirstAccount } from './first-account.js';
 import { RedisAttemptThrottle } from './redis-attempt-throttle.js';
 import { accountRoutes } from './routes/account-routes.js';
 import { assetRoutes } from './routes/assets.js';
+import { batchRoutes } from './routes/batch-routes.js';
 import { tokenRoutes } from './routes/token-routes.js';
 import { tryItRoutes } from './routes/try-it-routes.js';
 import { usageRoutes } from './routes/usage-routes.js';
@@ -29,7 +30,7 @@ const CONTENT_SECURITY_POLICY = [
 
 /**
  * The token dashboard, registered with the prefix `/dashboard`: setup and sign-in, the
- * Tokens section, usage, and try-it. Server-rendered HTML and one small script, all served
+ * Tokens section, usage, try-it and batch jobs. Server-rendered HTML and one small script, all served
  * from here. Its cookies, form parsing and session hook stay inside this scope: the API
  * never sees a session.
  *
@@ -75,4 +76,5 @@ export const dashboardPlugin: FastifyPluginAsync = async (app) => {
   await app.register(tokenRoutes);
   await app.register(usageRoutes);
   await app.register(tryItRoutes);
+  await app.register(batchRoutes);
 };

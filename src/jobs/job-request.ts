@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import Type, { type Static } from 'typebox';
+import { OPTION_FIELDS } from '../api/option-schemas.js';
 import { CutoutError } from '../errors.js';
 import { optionsOf } from '../options/option-table.js';
 import { isSet, readOptions } from '../options/read-options.js';
@@ -7,6 +10,40 @@ import { isSet, readOptions } from '../options/read-options.js';
 export const MAX_JOB_ITEMS = 10_000;
 
 const NATIVE_OPTIONS = optionsOf('native');
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A job request's output options as sent, and its body's hash, read before validation. */
+    jobBody?: { options: Record<string, unknown>; hash: string };
+  }
+}
+
+const Image = Type.Object({
+  image_url: Type.String({ minLength: 1, maxLength: 8192, description: 'http(s) URL of the image; Cutout fetches it with the guards of the URL endpoint.' }),
+  id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "The client's own id for the image (a SKU): the result's file name in the zip." })),
+});
+
+/** The JSON body of a job of image URLs, once `readJobJson` has taken its output options out. */
+export const JobBody = Type.Object({
+  images: Type.Array(Image, { minItems: 1, maxItems: MAX_JOB_ITEMS, description: `The images, 1 to ${MAX_JOB_ITEMS}.` }),
+  webhook_url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2048, description: 'Where Cutout POSTs the job, signed, when it ends (docs/jobs.md, "Webhook"): held to the address rules of image URLs, checked now and at each delivery.' })),
+  ...OPTION_FIELDS,
+});
+export type JobList = Static<typeof JobBody>;
+
+/**
+ * preValidation hook of a route that makes a job from JSON (the API's and the dashboard's):
+ * refuses another Content-Type, hashes the body as sent and takes its output options out
+ * (`request.jobBody`), so that the route's `JobBody` schema checks only the rest.
+ */
+export async function readJobJson(request: FastifyRequest): Promise<void> {
+  if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) throw new CutoutError('unsupported_media_type', 'Send the job as application/json.');
+  const body = request.body;
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    const hash = bodyHash(body);
+    request.jobBody = { options: takeJobOptions(body as Record<string, unknown>), hash };
+  }
+}
 
 /**
  * Checks a job's output options with the option table, exactly as the removal endpoints do

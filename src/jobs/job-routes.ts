@@ -1,5 +1,4 @@
 import { createReadStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import multipart from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -8,42 +7,20 @@ import Type from 'typebox';
 import { CutoutError } from '../errors.js';
 import { API_TAG } from '../http/openapi-document.js';
 import { problemResponses, REQUEST_ID_HEADER } from '../http/openapi-schemas.js';
-import { multipartLimits } from '../http/form-parts.js';
-import type { JobRecord, NewJobItem } from '../store/job-records.js';
-import { NATIVE_OPTION_COUNT, OPTION_FIELDS, OPTION_FORM_FIELDS } from '../api/option-schemas.js';
-import { JOB_ID, newJobId } from './job-ids.js';
-import { bodyHash, MAX_JOB_ITEMS, readIdempotencyKey, takeJobOptions } from './job-request.js';
-import type { JobRunner } from './job-runner.js';
-import { itemView, JobPage, jobSummary, jobUrl, JobSummary, webhookView } from './job-view.js';
-import { checkWebhookUrl, type WebhookAddressRules } from './webhook-address.js';
-import { readJobUpload } from './job-upload.js';
-import { jobFolder, resultFileName } from './result-files.js';
-import { resultsZip, type ZipEntry } from './results-zip.js';
+import type { JobRecord } from '../store/job-records.js';
+import { OPTION_FORM_FIELDS } from '../api/option-schemas.js';
+import { JOB_ID } from './job-ids.js';
+import { JobBody, MAX_JOB_ITEMS, readIdempotencyKey, readJobJson } from './job-request.js';
+import type { JobService, MadeJob } from './job-service.js';
+import { itemView, JobPage, jobUrl, JobSummary, webhookView } from './job-view.js';
+import { jobUploadLimits } from './job-upload.js';
+import { resultFileName } from './result-files.js';
+import { resultsZip } from './results-zip.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** A job request's output options as sent, and its body's hash, read before validation. */
-    jobBody?: { options: Record<string, unknown>; hash: string };
-  }
-}
-
-/** How long an Idempotency-Key answers with the job it made. */
-const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
-/** What a client over its caps is asked to wait: about what a few items take on a busy server. */
-const CAPS_RETRY_AFTER_SECONDS = 30;
 const ITEMS_PER_PAGE = 100;
 const MAX_PER_PAGE = 1000;
 
 const security = [{ managedToken: [] }];
-const Image = Type.Object({
-  image_url: Type.String({ minLength: 1, maxLength: 8192, description: 'http(s) URL of the image; Cutout fetches it with the guards of the URL endpoint.' }),
-  id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "The client's own id for the image (a SKU): the result's file name in the zip." })),
-});
-const JobBody = Type.Object({
-  images: Type.Array(Image, { minItems: 1, maxItems: MAX_JOB_ITEMS, description: `The images, 1 to ${MAX_JOB_ITEMS}.` }),
-  webhook_url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2048, description: 'Where Cutout POSTs the job, signed, when it ends (docs/jobs.md, "Webhook"): held to the address rules of image URLs, checked now and at each delivery.' })),
-  ...OPTION_FIELDS,
-});
 const UploadBody = Type.Object(
   { files: Type.Array(Type.String({ format: 'binary' }), { description: 'Images, and zip archives of images; any part names.' }), webhook_url: Type.Optional(Type.String({ description: 'As in the JSON request.' })), ...OPTION_FORM_FIELDS },
   { required: ['files'] },
@@ -73,9 +50,9 @@ const JOB_MADE = {
  * the runner (`job-runner.ts`) works through it. A job is found only with a managed token of
  * the account (or, for a token without one, the token) that made it: any other gets 404.
  */
-export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner; webhookRules: WebhookAddressRules }> = async (app, { runner, webhookRules }) => {
+export const jobRoutes: FastifyPluginAsyncTypebox<{ service: JobService }> = async (app, { service }) => {
   const { config, store } = app;
-  await app.register(multipart, multipartLimits(config.jobMaxUploadBytes, NATIVE_OPTION_COUNT, MAX_JOB_ITEMS, 64 * 1024));
+  await app.register(multipart, jobUploadLimits(config.jobMaxUploadBytes));
 
   app.addHook('onRequest', async (request) => {
     await app.requireManagedToken(request);
@@ -86,78 +63,14 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner; webhookRu
     if (!job) throw new CutoutError('not_found', 'No job with this id for this account.');
     return job;
   };
-  const summaryOf = async (job: JobRecord) => jobSummary(job, await store.countJobItems(job.id));
-
-  /** The answer to a request whose Idempotency-Key made a job already, or undefined when the key is free. */
-  const replayed = async (userTokenId: string, key: string, hash: string) => {
-    const earlier = await store.findJobByIdempotencyKey(userTokenId, key);
-    if (!earlier) return undefined;
-    if (Date.now() - Date.parse(earlier.createdAt) > IDEMPOTENCY_WINDOW_MS) {
-      await store.releaseIdempotencyKey(earlier.id);
-      return undefined;
-    }
-    if (earlier.bodyHash !== hash) throw new CutoutError('idempotency_key_reused', `The Idempotency-Key ${key} made job ${earlier.id} from a different body; use a new key for a new job.`);
-    return earlier;
-  };
-
-  const capsRetry = { headers: { 'retry-after': String(CAPS_RETRY_AFTER_SECONDS) } };
-  const refuseOverOpenJobs = async (userTokenId: string) => {
-    const load = await store.openJobLoad(userTokenId);
-    if (load.openJobs >= config.jobMaxOpen) throw new CutoutError('too_many_jobs', `This token has ${load.openJobs} unfinished jobs, as many as it may have; retry when one is done.`, capsRetry);
-    return load;
-  };
-
-  /**
-   * Makes a job, or answers the one its Idempotency-Key made: the one way both kinds of job
-   * request end, with the token's caps checked and the runner woken.
-   */
-  const makeJob = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    made: { id: string; options: Record<string, unknown>; hash: string; items: NewJobItem[]; webhookUrl: string | null },
-  ): Promise<FastifyReply> => {
-    const token = request.managedToken!;
-    const key = readIdempotencyKey(request.headers['idempotency-key']);
-    const answer = async (job: JobRecord) => reply.code(202).header('location', jobUrl(job.id)).send(await summaryOf(job));
-
-    const earlier = key && (await replayed(token.userTokenId, key, made.hash));
-    if (earlier) return answer(earlier);
-    if (made.webhookUrl) await checkWebhookUrl(made.webhookUrl, webhookRules);
-
-    const count = made.items.length;
-    if (count > config.jobMaxQueuedItems) {
-      throw new CutoutError('invalid_request', `A job may hold at most ${config.jobMaxQueuedItems} images on this server (CUTOUT_JOB_MAX_QUEUED_ITEMS).`);
-    }
-    const load = await refuseOverOpenJobs(token.userTokenId);
-    if (load.queuedItems + count > config.jobMaxQueuedItems) {
-      throw new CutoutError('too_many_jobs', `This token has ${load.queuedItems} images waiting; with ${count} more it would pass ${config.jobMaxQueuedItems}.`, capsRetry);
-    }
-    const job = { id: made.id, userTokenId: token.userTokenId, options: made.options, createdAt: new Date().toISOString(), webhookUrl: made.webhookUrl, idempotencyKey: key, bodyHash: made.hash };
-    try {
-      await store.createJob(job, made.items);
-    } catch (error) {
-      // The same key sent twice at once: the other request made the job.
-      const other = key && (await replayed(token.userTokenId, key, made.hash));
-      if (other) return answer(other);
-      throw error;
-    }
-    // Read before the runner is woken, so that the answer shows the job as made.
-    const answered = await answer((await store.findJob(job.id, token.userTokenId))!);
-    runner.wake();
-    return answered;
-  };
+  /** 202 with the job made (or made before, for a retry with the same Idempotency-Key). */
+  const answerMade = async (reply: FastifyReply, { job, counts }: MadeJob) => reply.code(202).header('location', jobUrl(job.id)).send(await service.summaryOf(job, counts));
+  const idempotencyKey = (request: FastifyRequest) => readIdempotencyKey(request.headers['idempotency-key']);
 
   app.post(
     '/api/v1/jobs',
     {
-      preValidation: async (request) => {
-        if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) throw new CutoutError('unsupported_media_type', 'Send the job as application/json.');
-        const body = request.body;
-        if (body && typeof body === 'object' && !Array.isArray(body)) {
-          const hash = bodyHash(body);
-          request.jobBody = { options: takeJobOptions(body as Record<string, unknown>), hash };
-        }
-      },
+      preValidation: readJobJson,
       schema: {
         summary: 'Make a job of many images',
         description: `Up to ${MAX_JOB_ITEMS} image URLs and the output options once; answers 202 with the job at once. An \`Idempotency-Key\` header makes a retry within 24 hours answer the same job.`,
@@ -168,11 +81,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner; webhookRu
         response: JOB_MADE,
       },
     },
-    async (request, reply) => {
-      const { options, hash } = request.jobBody!;
-      const items = request.body.images.map((image) => ({ imageUrl: image.image_url, clientId: image.id ?? null }));
-      return makeJob(request, reply, { id: newJobId(), options, hash, items, webhookUrl: request.body.webhook_url ?? null });
-    },
+    async (request, reply) => answerMade(reply, await service.makeFromList(request.managedToken!.userTokenId, idempotencyKey(request), request.body, request.jobBody!)),
   );
 
   app.post(
@@ -191,25 +100,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner; webhookRu
         response: JOB_MADE,
       },
     },
-    async (request, reply) => {
-      if (!request.isMultipart()) throw new CutoutError('unsupported_media_type', 'Send multipart/form-data with image files or a zip archive of images.');
-      const id = newJobId();
-      const folder = join(config.dataDir, jobFolder(id));
-      try {
-        await refuseOverOpenJobs(request.managedToken!.userTokenId);
-        const upload = await readJobUpload(request, config.dataDir, id, { maxImageBytes: config.maxImageBytes, maxUploadBytes: config.jobMaxUploadBytes });
-        const options = takeJobOptions(upload.fields);
-        if (upload.fields.webhook_url && !/^https?:\/\//.test(upload.fields.webhook_url)) throw new CutoutError('invalid_request', 'webhook_url must be an http(s) URL.');
-        if (upload.fields.webhook_url && upload.fields.webhook_url.length > 2048) throw new CutoutError('invalid_request', 'webhook_url may have at most 2048 characters.');
-        const answered = await makeJob(request, reply, { id, options, hash: upload.hash, items: upload.items, webhookUrl: upload.fields.webhook_url || null });
-        // A retry answered with the job its key made first: this upload's copy is not needed.
-        if (reply.getHeader('location') !== jobUrl(id)) await rm(folder, { recursive: true, force: true });
-        return answered;
-      } catch (error) {
-        await rm(folder, { recursive: true, force: true });
-        throw error;
-      }
-    },
+    async (request, reply) => answerMade(reply, await service.makeFromUpload(request, request.managedToken!.userTokenId, idempotencyKey(request))),
   );
 
   app.get(
@@ -232,7 +123,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner; webhookRu
       const items = await store.listJobItems(job.id, (page - 1) * perPage, perPage);
       const more = page * perPage < job.itemCount;
       return {
-        ...(await summaryOf(job)),
+        ...(await service.summaryOf(job)),
         webhook: webhookView(job, await store.findWebhookDelivery(job.id)),
         items: items.map((item) => itemView(job.id, item)),
         page,
@@ -285,15 +176,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner; webhookRu
     },
     async (request, reply) => {
       const job = await ownJob(request, request.params.id);
-      const { dataDir } = config;
-      async function* finished(): AsyncGenerator<ZipEntry> {
-        for (let offset = 0; offset < job.itemCount; offset += MAX_PER_PAGE) {
-          for (const item of await store.listJobItems(job.id, offset, MAX_PER_PAGE)) {
-            if (item.state === 'succeeded' && item.resultPath) yield { name: resultFileName(item.clientId, item.index, item.resultPath), path: join(dataDir, item.resultPath) };
-          }
-        }
-      }
-      return reply.type('application/zip').header('content-disposition', `attachment; filename="${job.id}.zip"`).send(resultsZip(finished()));
+      return reply.type('application/zip').header('content-disposition', `attachment; filename="${job.id}.zip"`).send(resultsZip(service.finishedResults(job)));
     },
   );
 
@@ -310,9 +193,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner; webhookRu
       },
     },
     async (request) => {
-      const job = await ownJob(request, request.params.id);
-      if (await store.cancelJob(job.id, new Date().toISOString())) runner.cancel(job.id);
-      return summaryOf((await store.findJob(job.id, request.managedToken!.userTokenId))!);
+      return service.summaryOf(await service.cancel(await ownJob(request, request.params.id)));
     },
   );
 };

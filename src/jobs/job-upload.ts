@@ -1,9 +1,12 @@
 import { createHash, type Hash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { FastifyMultipartBaseOptions } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { Unzip, UnzipInflate, type UnzipFile } from 'fflate';
+import { NATIVE_OPTION_COUNT } from '../api/option-schemas.js';
 import { CutoutError } from '../errors.js';
+import { multipartLimits } from '../http/form-parts.js';
 import type { NewJobItem } from '../store/job-records.js';
 import { MAX_JOB_ITEMS } from './job-request.js';
 import { jobFolder } from './result-files.js';
@@ -22,6 +25,14 @@ export interface JobUpload {
   items: NewJobItem[];
   hash: string;
 }
+
+/**
+ * The `@fastify/multipart` limits of a job upload, for every scope that takes one (the API's
+ * and the dashboard's): files up to the whole upload's limit, as many as a job may hold.
+ *
+ * @example await app.register(multipart, jobUploadLimits(config.jobMaxUploadBytes))
+ */
+export const jobUploadLimits = (maxUploadBytes: number): FastifyMultipartBaseOptions => multipartLimits(maxUploadBytes, NATIVE_OPTION_COUNT, MAX_JOB_ITEMS, 64 * 1024);
 
 /** Where an uploaded image waits for its turn, relative to the data directory. */
 export const inputPath = (jobId: string, index: number): string => `${jobFolder(jobId)}/inputs/${index}`;

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from './database.js';
 import type { ClaimedJobItem, JobCounts, JobItemRecord, JobStore } from './job-records.js';
 import { toJob } from './job-row.js';
@@ -22,6 +22,14 @@ const toItem = (row: Selectable<Database['job_items']>): JobItemRecord => ({
   contentType: row.content_type,
   attempts: Number(row.attempts),
 });
+
+/**
+ * A job is the account's when the account is the job's (its token's account when it was
+ * made), or when the token that made it is the account's now: a token made before any
+ * account, adopted by the first one, brings its jobs along.
+ */
+const ofAccount = (accountId: string) => (eb: ExpressionBuilder<Database, 'jobs'>) =>
+  eb.or([eb('account_id', '=', accountId), eb('user_token_id', 'in', eb.selectFrom('user_tokens').select('id').where('account_id', '=', accountId))]);
 
 /** Marks the job done when none of its items is queued or running any more, and queues its webhook. */
 async function settleJob(trx: Transaction<Database>, jobId: string, at: string): Promise<void> {
@@ -94,6 +102,16 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
         .where((eb) => eb.or([eb('user_token_id', '=', userTokenId), eb('account_id', '=', eb.selectFrom('user_tokens').select('account_id').where('id', '=', userTokenId))]))
         .executeTakeFirst();
       return row && toJob(row);
+    },
+
+    async findJobOfAccount(jobId, accountId) {
+      const row = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).where(ofAccount(accountId)).executeTakeFirst();
+      return row && toJob(row);
+    },
+
+    async listJobsOfAccount(accountId, limit) {
+      const rows = await db.selectFrom('jobs').selectAll().where(ofAccount(accountId)).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+      return rows.map(toJob);
     },
 
     async countJobItems(jobId) {

@@ -91,6 +91,13 @@ export interface JobStore {
   releaseIdempotencyKey(jobId: string): Promise<void>;
   /** The job, if it exists and belongs to the account (or token) of `userTokenId`. */
   findJob(jobId: string, userTokenId: string): Promise<JobRecord | undefined>;
+  /**
+   * The job, if it belongs to the account: made by one of its tokens, or with it as the
+   * job's account. The dashboard's view of "this account's job", for a signed-in owner.
+   */
+  findJobOfAccount(jobId: string, accountId: string): Promise<JobRecord | undefined>;
+  /** The account's jobs (as {@link findJobOfAccount} owns them), newest first, at most `limit`. */
+  listJobsOfAccount(accountId: string, limit: number): Promise<JobRecord[]>;
   countJobItems(jobId: string): Promise<JobCounts>;
   /** Items by index, from `offset`, at most `limit`. */
   listJobItems(jobId: string, offset: number, limit: number): Promise<JobItemRecord[]>;

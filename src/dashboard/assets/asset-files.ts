@@ -4,17 +4,19 @@ import { fileURLToPath } from 'node:url';
 import { DASHBOARD_CSS } from './styles.js';
 
 /**
- * The compiled browser script: `browser/dashboard.ts`, which the build compiles with its own
- * tsconfig into `browser/dashboard.js` beside this module's compiled form (in dist/, or in a
- * benchmark's build directory). Run from source (vitest, tsx), this module reads the one in
+ * The compiled browser scripts: `browser/*.ts`, which the build compiles with their own
+ * tsconfig into `browser/*.js` beside this module's compiled form (in dist/, or in a
+ * benchmark's build directory). Run from source (vitest, tsx), this module reads the ones in
  * dist/, which the tests' global set-up (`test/helpers/compile-dashboard-script.ts`) brings up
  * to date before they start. Read once, at start: nothing is compiled while serving.
  */
-const SCRIPT_FILE = fileURLToPath(
-  import.meta.url.endsWith('.ts')
-    ? new URL('../../../dist/dashboard/assets/browser/dashboard.js', import.meta.url)
-    : new URL('./browser/dashboard.js', import.meta.url),
-);
+const SCRIPT_FOLDER = import.meta.url.endsWith('.ts') ? new URL('../../../dist/dashboard/assets/browser/', import.meta.url) : new URL('./browser/', import.meta.url);
+
+/**
+ * The scripts, in the order they run as one classic script: `dashboard.js` first, whose
+ * helpers the pages' parts after it use. One file, so each page loads one script.
+ */
+export const SCRIPT_FILES = ['dashboard.js', 'batch.js'].map((name) => fileURLToPath(new URL(name, SCRIPT_FOLDER)));
 
 function readScript(file: string): string {
   try {
@@ -24,7 +26,7 @@ function readScript(file: string): string {
   }
 }
 
-const DASHBOARD_JS = readScript(SCRIPT_FILE);
+const DASHBOARD_JS = SCRIPT_FILES.map(readScript).join('\n');
 
 const version = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
 

@@ -134,6 +134,39 @@ details summary { cursor: pointer; color: var(--muted); margin-top: 0.75rem; }
 .checker { background-color: #fff; background-image: conic-gradient(#e3e7ee 25%, transparent 0 50%, #e3e7ee 0 75%, transparent 0); background-size: 20px 20px; }
 .status { min-height: 1.5rem; margin-top: 0.75rem; color: var(--muted); }
 
+/* Batch: the drop zone holds two pickers (a label each, its file input inside and invisible,
+   so the label shows the input's focus). */
+.batch-drop { cursor: default; }
+.pickers { display: flex; flex-wrap: wrap; gap: 0.5rem; justify-content: center; }
+.picker { position: relative; margin: 0; }
+.picker:focus-within { outline: 3px solid var(--accent); outline-offset: 2px; }
+.chosen { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.25rem 0.75rem; margin-top: 0.75rem; }
+.chosen p { margin: 0; overflow-wrap: anywhere; min-width: 0; }
+.urls { margin-top: 1rem; }
+textarea { display: block; width: 100%; padding: 0.55rem 0.7rem; border: 1px solid #c5ccd8; border-radius: 8px; font: 0.9rem/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;
+  background: var(--paper); color: var(--ink); resize: vertical; }
+textarea:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; border-color: var(--accent); }
+.batch-form select { max-width: 100%; padding: 0.4rem 0.5rem; border: 1px solid #c5ccd8; border-radius: 8px; font: inherit; font-weight: 400; background: var(--paper); color: var(--ink); }
+.submit-line { display: flex; flex-wrap: wrap; align-items: center; gap: 0.75rem; margin-top: 1rem; }
+.submit-line progress { flex: 1 1 10rem; }
+progress { height: 0.75rem; width: 100%; appearance: none; -webkit-appearance: none; border: none; border-radius: 999px; background: var(--wash); overflow: hidden; }
+progress::-webkit-progress-bar { background: #e6e9ef; border-radius: 999px; }
+progress::-webkit-progress-value { background: var(--accent); border-radius: 999px; }
+progress::-moz-progress-bar { background: var(--accent); border-radius: 999px; }
+.jobs { list-style: none; margin: 0; padding: 0; }
+.job { border-bottom: 1px solid var(--line); padding: 0.75rem 0; display: grid; gap: 0.4rem; }
+.job:last-child { border-bottom: none; }
+.job-line { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: 0.4rem 0.75rem; }
+.job-title { min-width: 0; overflow-wrap: anywhere; }
+.job-actions { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
+.job-actions form { margin: 0; }
+.job-counts { color: var(--muted); font-size: 0.9rem; font-variant-numeric: tabular-nums; }
+.job-id { color: var(--muted); font-size: 0.78rem; overflow-wrap: anywhere; }
+.badge.queued { background: #eceff3; color: var(--muted); }
+.badge.running { background: var(--accent-soft); color: var(--accent); }
+.badge.done { background: var(--ok-soft); color: var(--ok); }
+.badge.cancelled { background: var(--warn-soft); color: #6b4e00; }
+
 @media (max-width: 640px) {
   main { padding: 1rem 0.75rem 2rem; }
   .card { padding: 1rem; }

@@ -3,7 +3,7 @@ import { html, type SafeHtml } from '../html.js';
 import { ASSETS } from '../assets/asset-files.js';
 import { CSRF_FIELD } from '../session.js';
 
-export type Section = 'tokens' | 'usage' | 'try-it';
+export type Section = 'tokens' | 'usage' | 'try-it' | 'batch';
 
 export interface PageOptions {
   title: string;
@@ -21,6 +21,7 @@ const NAV: [Section, string, string][] = [
   ['tokens', 'Tokens', '/dashboard/tokens'],
   ['usage', 'Usage', '/dashboard/usage'],
   ['try-it', 'Try it', '/dashboard/try-it'],
+  ['batch', 'Batch', '/dashboard/batch'],
 ];
 
 /** A hidden form field carrying the CSRF token. */

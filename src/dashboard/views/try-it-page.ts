@@ -1,8 +1,9 @@
 import type { DashboardSession } from '../../store/store.js';
 import type { Quality } from '../../pipeline/views.js';
-import { OPTIONS, optionsOf, type OptionName } from '../../options/option-table.js';
+import type { OptionName } from '../../options/option-table.js';
 import { html } from '../html.js';
 import { renderPage } from './layout.js';
+import { moreOptions } from './option-controls.js';
 
 const UPLOAD_ICON = html`<svg width="40" height="40" viewBox="0 0 24 24" aria-hidden="true" fill="none" stroke="#3b5bdb" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round"><path d="M12 16V4m0 0-4 4m4-4 4 4"/><path d="M4 16v3a1 1 0 0 0 1 1h14a1 1 0 0 0 1-1v-3"/></svg>`;
 
@@ -62,26 +63,6 @@ const POSITION_CHOICES: [string, string][] = [
 const OWN_CONTROLS: readonly OptionName[] = ['quality', 'model', 'format', 'bg_color', 'crop', 'max_width', 'scale', 'position', 'add_shadow', 'roi'];
 
 /**
- * A control for each native option of the option table that has none of its own, so that an
- * option added to the table can be tried at once: a menu of its words, Yes or No for a
- * switch, else its text. Empty is the server's default, and is not sent.
- */
-function moreOptions() {
-  const controls = optionsOf('native')
-    .filter((name) => !OWN_CONTROLS.includes(name))
-    .map((name) => {
-      const { kind, description, example } = OPTIONS[name];
-      const id = `try-option-${name.replaceAll('_', '-')}`;
-      const words = 'words' in kind ? (kind.words as readonly string[]) : kind.flag === 'boolean' ? ['true', 'false'] : undefined;
-      const control = words
-        ? html`<select id="${id}" data-option="${name}" title="${description}"><option value="">Default</option>${words.map((word) => html`<option value="${word}">${word}</option>`)}</select>`
-        : html`<input type="text" id="${id}" data-option="${name}" title="${description}" placeholder="${example ?? ''}" autocomplete="off">`;
-      return html`<label>${name} ${control}</label>`;
-    });
-  return html`<details class="more-options" id="try-more"><summary>More options</summary>${controls}<p class="hint">The API's names and values (docs/api.md); hover a field for what it does.</p></details>`;
-}
-
-/**
  * Choose the result's options, drop or choose an image; see it before and after, side by
  * side; download the result; box the subject when the model chose the wrong one. `quality` is
  * the server's default; `models` are its loaded models, the default first: with more than
@@ -109,7 +90,7 @@ export function tryItPage(session: DashboardSession, csrf: string, maxImageBytes
         <label>Subject's size <select name="scale" id="try-scale">${SCALE_CHOICES.map(([value, text]) => html`<option value="${value}">${text}</option>`)}</select></label>
         <label>Subject's place <select name="position" id="try-position">${POSITION_CHOICES.map(([value, text]) => html`<option value="${value}">${text}</option>`)}</select></label>
         <label class="check"><input type="checkbox" name="add_shadow" id="try-shadow" value="true"> Shadow under the subject</label>
-        ${moreOptions()}
+        ${moreOptions('try', OWN_CONTROLS)}
         <p class="hint">JPEG has no transparency: without a colour it is on white. A smaller subject keeps the canvas and is centred unless you choose its place. The options apply to the next image you choose or box you draw.</p>
       </fieldset>
       <noscript><p class="notice warn">This page needs JavaScript to send the image and show the result.</p></noscript>

@@ -1,7 +1,8 @@
 /**
- * The dashboard's only script, served from `/dashboard/assets/dashboard.<hash>.js`
- * (`asset-files.ts`): copy buttons, and the try-it page's upload and subject's box. The pages
- * work without it except for those things.
+ * The dashboard's script, served from `/dashboard/assets/dashboard.<hash>.js`
+ * (`asset-files.ts`): copy buttons, the try-it page's upload and subject's box, and the
+ * helpers the Batch page's part (`batch.ts`, served after this one in the same file) uses.
+ * The pages work without it except for those things.
  *
  * It runs in the browser as a classic script, so it imports and exports nothing: its own
  * `tsconfig.json` checks it against the DOM library, apart from the server's code.
@@ -98,6 +99,27 @@ function problemText(problem: unknown): string | null {
   return 'title' in problem && problem.title ? `${String(problem.title)}: ${String(problem.detail)}` : String(problem.detail);
 }
 
+/**
+ * The output options set in a form's controls with `data-option="<name>"` (its own ones and
+ * "More options", `views/option-controls.ts`), as the API takes them: empty is the server's
+ * default, and is left out.
+ */
+function optionControlValues(root: ParentNode): [string, string][] {
+  const values: [string, string][] = [];
+  for (const control of root.querySelectorAll<HTMLInputElement | HTMLSelectElement>('[data-option]')) {
+    const value = control.value.trim();
+    if (value && control.dataset.option) values.push([control.dataset.option, value]);
+  }
+  return values;
+}
+
+/** The page's CSRF token, which every request that changes something carries in `x-csrf-token`. */
+function pageCsrfToken(): string {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  if (!(meta instanceof HTMLMetaElement)) throw new Error('The page has no csrf-token meta tag');
+  return meta.content;
+}
+
 /** What a failed request says: fetch rejects with a DOMException or a TypeError. */
 function failureText(failure: unknown): string {
   return failure instanceof Error || failure instanceof DOMException ? failure.message : String(failure);
@@ -120,9 +142,7 @@ function tryIt(form: HTMLFormElement): void {
   const roiClear = byId('roi-clear', HTMLButtonElement);
   const roiSize = byId('roi-size', HTMLElement);
   const fields = ['x1', 'y1', 'x2', 'y2'].map((name) => byId('roi-' + name, HTMLInputElement));
-  const csrfMeta = document.querySelector('meta[name="csrf-token"]');
-  if (!(csrfMeta instanceof HTMLMetaElement)) throw new Error('The page has no csrf-token meta tag');
-  const csrf = csrfMeta.content;
+  const csrf = pageCsrfToken();
   const EXTENSIONS: Partial<Record<string, string>> = { 'image/png': 'png', 'image/webp': 'webp', 'image/jpeg': 'jpg' };
   // The image whose cut is shown, its object URLs, and the request under way.
   let current: File | null = null;
@@ -152,10 +172,7 @@ function tryIt(form: HTMLFormElement): void {
     if (byId('try-shadow', HTMLInputElement).checked) query.set('add_shadow', 'true');
     if (box) query.set('roi', [box.x1, box.y1, box.x2, box.y2].join(' '));
     // "More options": one control per option of the API's table without its own; empty is the default.
-    for (const control of document.querySelectorAll<HTMLInputElement | HTMLSelectElement>('[data-option]')) {
-      const value = control.value.trim();
-      if (value && control.dataset.option) query.set(control.dataset.option, value);
-    }
+    for (const [name, value] of optionControlValues(form)) query.set(name, value);
     // Offered only when the server has more than one model.
     if (document.getElementById('try-model')) query.set('model', byId('try-model', HTMLSelectElement).value);
     return query.toString();

@@ -1,0 +1,171 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import { CutoutError } from '../errors.js';
+import type { JobCounts, JobRecord, NewJobItem } from '../store/job-records.js';
+import type { Store } from '../store/store.js';
+import { takeJobOptions, type JobList } from './job-request.js';
+import { newJobId } from './job-ids.js';
+import { checkWebhookUrl, type WebhookAddressRules } from './webhook-address.js';
+import type { JobRunner } from './job-runner.js';
+import { readJobUpload } from './job-upload.js';
+import { jobSummary } from './job-view.js';
+import { jobFolder, resultFileName } from './result-files.js';
+import type { ZipEntry } from './results-zip.js';
+
+/** How long an Idempotency-Key answers with the job it made. */
+const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+/** What a client over its caps is asked to wait: about what a few items take on a busy server. */
+const CAPS_RETRY_AFTER_SECONDS = 30;
+/** Items read from the store at once while a zip of results is made. */
+const ZIP_PAGE = 1000;
+
+/** A job about to be made: its images, its options as sent and the hash of the request. */
+export interface JobDraft {
+  id: string;
+  options: Record<string, unknown>;
+  hash: string;
+  items: NewJobItem[];
+  webhookUrl: string | null;
+}
+
+/** A job just made (or made before, for a retry), with its counts read before the runner was woken. */
+export interface MadeJob {
+  job: JobRecord;
+  counts: JobCounts;
+}
+
+export interface JobServiceDeps {
+  config: Config;
+  store: Store;
+  runner: JobRunner;
+  /** The address rules a job's `webhook_url` is held to (those of image URLs). */
+  webhookRules: WebhookAddressRules;
+}
+
+/**
+ * What every way of making and following a job shares: the API's routes (`job-routes.ts`,
+ * with a managed token) and the dashboard's Batch page (with a session) call these, so a job
+ * is checked, capped, made and woken in one place whoever asks. `userTokenId` is the user
+ * token the job belongs to; the callers have checked that the requester may use it.
+ *
+ * @example const { job, counts } = await app.jobs.service.makeFromList(token.userTokenId, key, body, request.jobBody!)
+ */
+export class JobService {
+  constructor(private readonly deps: JobServiceDeps) {}
+
+  /** The JSON of a job, with its counts (read now unless given). */
+  async summaryOf(job: JobRecord, counts?: JobCounts) {
+    return jobSummary(job, counts ?? (await this.deps.store.countJobItems(job.id)));
+  }
+
+  /**
+   * Makes the job of a JSON list of image URLs (`JobBody`, its options already taken out by
+   * `readJobJson`), or answers the one its Idempotency-Key made.
+   */
+  async makeFromList(userTokenId: string, key: string | null, body: JobList, taken: { options: Record<string, unknown>; hash: string }): Promise<MadeJob> {
+    const items = body.images.map((image) => ({ imageUrl: image.image_url, clientId: image.id ?? null }));
+    return this.make(userTokenId, key, { id: newJobId(), options: taken.options, hash: taken.hash, items, webhookUrl: body.webhook_url ?? null });
+  }
+
+  /**
+   * Makes the job of a `multipart/form-data` upload (`readJobUpload`: files and zips, the
+   * options as fields), or answers the one its Idempotency-Key made. The upload's files are
+   * deleted when it is refused, or when a retry is answered with the job made before.
+   */
+  async makeFromUpload(request: FastifyRequest, userTokenId: string, key: string | null): Promise<MadeJob> {
+    const { config } = this.deps;
+    if (!request.isMultipart()) throw new CutoutError('unsupported_media_type', 'Send multipart/form-data with image files or a zip archive of images.');
+    const id = newJobId();
+    const folder = join(config.dataDir, jobFolder(id));
+    try {
+      await this.refuseOverOpenJobs(userTokenId);
+      const upload = await readJobUpload(request, config.dataDir, id, { maxImageBytes: config.maxImageBytes, maxUploadBytes: config.jobMaxUploadBytes });
+      const options = takeJobOptions(upload.fields);
+      if (upload.fields.webhook_url && !/^https?:\/\//.test(upload.fields.webhook_url)) throw new CutoutError('invalid_request', 'webhook_url must be an http(s) URL.');
+      if (upload.fields.webhook_url && upload.fields.webhook_url.length > 2048) throw new CutoutError('invalid_request', 'webhook_url may have at most 2048 characters.');
+      const made = await this.make(userTokenId, key, { id, options, hash: upload.hash, items: upload.items, webhookUrl: upload.fields.webhook_url || null });
+      // A retry answered with the job its key made first: this upload's copy is not needed.
+      if (made.job.id !== id) await rm(folder, { recursive: true, force: true });
+      return made;
+    } catch (error) {
+      await rm(folder, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /**
+   * Makes a job, or answers the one its Idempotency-Key made: the one way every job request
+   * ends, with the token's caps checked and the runner woken.
+   */
+  async make(userTokenId: string, key: string | null, draft: JobDraft): Promise<MadeJob> {
+    const { config, store, runner } = this.deps;
+    const counted = async (job: JobRecord): Promise<MadeJob> => ({ job, counts: await store.countJobItems(job.id) });
+    const earlier = key && (await this.replayed(userTokenId, key, draft.hash));
+    if (earlier) return counted(earlier);
+    if (draft.webhookUrl) await checkWebhookUrl(draft.webhookUrl, this.deps.webhookRules);
+
+    const count = draft.items.length;
+    if (count > config.jobMaxQueuedItems) {
+      throw new CutoutError('invalid_request', `A job may hold at most ${config.jobMaxQueuedItems} images on this server (CUTOUT_JOB_MAX_QUEUED_ITEMS).`);
+    }
+    const load = await this.refuseOverOpenJobs(userTokenId);
+    if (load.queuedItems + count > config.jobMaxQueuedItems) {
+      throw new CutoutError('too_many_jobs', `This token has ${load.queuedItems} images waiting; with ${count} more it would pass ${config.jobMaxQueuedItems}.`, capsRetry);
+    }
+    const job = { id: draft.id, userTokenId, options: draft.options, createdAt: new Date().toISOString(), webhookUrl: draft.webhookUrl, idempotencyKey: key, bodyHash: draft.hash };
+    try {
+      await store.createJob(job, draft.items);
+    } catch (error) {
+      // The same key sent twice at once: the other request made the job.
+      const other = key && (await this.replayed(userTokenId, key, draft.hash));
+      if (other) return counted(other);
+      throw error;
+    }
+    // Read before the runner is woken, so that the answer shows the job as made.
+    const made = await counted((await store.findJob(job.id, userTokenId))!);
+    runner.wake();
+    return made;
+  }
+
+  /** Cancels a job's waiting and running items; a finished job stays as it was. Answers the job as it is now. */
+  async cancel(job: JobRecord): Promise<JobRecord> {
+    const { store, runner } = this.deps;
+    if (await store.cancelJob(job.id, new Date().toISOString())) runner.cancel(job.id);
+    return (await store.findJob(job.id, job.userTokenId))!;
+  }
+
+  /** The files of a zip of every result of the job finished so far, named for the client, read page by page. */
+  async *finishedResults(job: JobRecord): AsyncGenerator<ZipEntry> {
+    const { config, store } = this.deps;
+    for (let offset = 0; offset < job.itemCount; offset += ZIP_PAGE) {
+      for (const item of await store.listJobItems(job.id, offset, ZIP_PAGE)) {
+        if (item.state === 'succeeded' && item.resultPath) yield { name: resultFileName(item.clientId, item.index, item.resultPath), path: join(config.dataDir, item.resultPath) };
+      }
+    }
+  }
+
+  /** The token's open jobs and waiting images, refused with 429 when it has as many open jobs as it may. */
+  async refuseOverOpenJobs(userTokenId: string) {
+    const { config, store } = this.deps;
+    const load = await store.openJobLoad(userTokenId);
+    if (load.openJobs >= config.jobMaxOpen) throw new CutoutError('too_many_jobs', `This token has ${load.openJobs} unfinished jobs, as many as it may have; retry when one is done.`, capsRetry);
+    return load;
+  }
+
+  /** The job a request's Idempotency-Key made already, or undefined when the key is free. */
+  private async replayed(userTokenId: string, key: string, hash: string): Promise<JobRecord | undefined> {
+    const { store } = this.deps;
+    const earlier = await store.findJobByIdempotencyKey(userTokenId, key);
+    if (!earlier) return undefined;
+    if (Date.now() - Date.parse(earlier.createdAt) > IDEMPOTENCY_WINDOW_MS) {
+      await store.releaseIdempotencyKey(earlier.id);
+      return undefined;
+    }
+    if (earlier.bodyHash !== hash) throw new CutoutError('idempotency_key_reused', `The Idempotency-Key ${key} made job ${earlier.id} from a different body; use a new key for a new job.`);
+    return earlier;
+  }
+}
+
+const capsRetry = { headers: { 'retry-after': String(CAPS_RETRY_AFTER_SECONDS) } };
