@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { jobsCommand } from '../src/cli/jobs-command.js';
 import { removeCommand } from '../src/cli/remove-command.js';
 import { ModelService } from '../src/model/model-service.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -58,5 +59,37 @@ describe('cutout remove --job', () => {
     expect([side.format, side.width]).toEqual(['webp', 20]);
     expect(printed).toMatch(/failed .*missing\.png.*upstream_fetch_failed/);
     expect(printed).toMatch(/written +.*front\.png/);
+  });
+
+  it('cutout jobs lists the account\'s jobs, shows one with its failed images, and cancels; an unknown job is 1 with the server\'s problem', async () => {
+    const printed: string[] = [];
+    const errors: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void printed.push(line));
+    const error = vi.spyOn(console, 'error').mockImplementation((line: string) => void errors.push(line));
+    try {
+      const server = ['--url', origin, '--token-id', tokenId];
+      expect(await jobsCommand(['list', ...server], {})).toBe(0);
+      const rows = printed.slice(1).map((line) => line.split(/\s+/));
+      expect(printed[0]).toMatch(/^ID +STATUS +DONE +FAILED +CREATED$/);
+      // The test before made two jobs: the URLs' (one failed) and the files'.
+      expect(rows.map((row) => row[1])).toEqual(['done', 'done']);
+      const urls = rows.find((row) => row[3] === '1')!;
+      expect(urls[2]).toBe('2/2');
+
+      printed.length = 0;
+      expect(await jobsCommand(['show', urls[0]], { CUTOUT_URL: origin, CUTOUT_TOKEN_ID: tokenId })).toBe(0);
+      expect(printed.join('\n')).toMatch(/\nFailed images:\nINDEX +ID +CODE +DETAIL\n1 +3 +upstream_fetch_failed +image_url answered HTTP 404\.$/);
+
+      printed.length = 0;
+      expect(await jobsCommand(['cancel', urls[0], ...server], {})).toBe(0);
+      expect(printed[1].split(/\s+/)[1]).toBe('done'); // a finished job stays as it was
+      expect(await jobsCommand(['show', 'job_nothing', ...server], {})).toBe(1);
+      expect(errors.at(-1)).toMatch(/^cutout: 404 not_found: /);
+      await expect(jobsCommand(['show', ...server], {})).rejects.toThrow(/needs a job id/);
+      await expect(jobsCommand(['list'], {})).rejects.toThrow(/needs a Token ID/);
+    } finally {
+      log.mockRestore();
+      error.mockRestore();
+    }
   });
 });

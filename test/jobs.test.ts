@@ -221,6 +221,12 @@ describe('who sees a job', () => {
     const cancel = await t.app.inject({ method: 'DELETE', url: `/api/v1/jobs/${id}`, headers: { authorization: stranger } });
     expect(cancel.statusCode).toBe(404);
     expect((await get(t, auth, `/api/v1/jobs/${id}`)).json().status).toBe('done');
+    // The list: the account's tokens see the job, the other account's does not; its limit is bounded.
+    const listed = async (token: string) => (await get(t, token, '/api/v1/jobs')).json().jobs.map((job: { id: string }) => job.id);
+    expect(await listed(colleague)).toEqual([id]);
+    expect(await listed(auth)).toEqual([id]);
+    expect(await listed(stranger)).toEqual([]);
+    expect((await get(t, auth, '/api/v1/jobs?limit=101')).json().code).toBe('invalid_request');
   });
 });
 

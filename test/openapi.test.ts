@@ -45,7 +45,8 @@ interface Document {
 const COMPAT = ['/v1.0/removebg', '/v1.0/account', '/v1/segment'];
 /** The groups /docs shows, in this order: each operation's one tag. */
 // One entry per operation: a job's own path has GET and DELETE.
-const JOBS = ['/api/v1/jobs', '/api/v1/jobs/multipart', '/api/v1/jobs/{id}', '/api/v1/jobs/{id}', '/api/v1/jobs/{id}/items/{item}', '/api/v1/jobs/{id}/results'];
+// One entry per operation: GET and POST /api/v1/jobs, GET and DELETE /api/v1/jobs/{id}.
+const JOBS = ['/api/v1/jobs', '/api/v1/jobs', '/api/v1/jobs/multipart', '/api/v1/jobs/{id}', '/api/v1/jobs/{id}', '/api/v1/jobs/{id}/items/{item}', '/api/v1/jobs/{id}/results'];
 const GROUPS = { removal: REMOVALS, jobs: JOBS, tokens: ['/api/v1/auth/token'], compatibility: COMPAT };
 
 describe('the OpenAPI document', () => {

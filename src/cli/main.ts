@@ -6,11 +6,14 @@ import { openStore } from '../store/open-store.js';
 import { AccountEmailTakenError, TokenNameTakenError, type Account, type UserToken } from '../store/store.js';
 import { ModelCatalogError } from '../model/installed-models.js';
 import { WebhookSecrets } from '../jobs/webhook-secrets.js';
+import { JOBS_USAGE } from './jobs-command.js';
 import { MODELS_USAGE } from './models-command.js';
+import { printTable } from './print-table.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `Usage:
   cutout remove <files, folders or URLs…> -o OUTDIR [--format webp …]   through a server, over HTTP (cutout remove --help)
+${JOBS_USAGE}
   cutout accounts create --email EMAIL    asks for the password (or reads its first line from stdin)
   cutout accounts set-password --email EMAIL   likewise; signs out every dashboard session of the account
   cutout accounts list
@@ -28,11 +31,6 @@ function status(token: UserToken, now: string): string {
   if (token.revokedAt) return 'revoked';
   if (token.expiresAt && token.expiresAt <= now) return 'expired';
   return 'active';
-}
-
-function printTable(rows: string[][]): void {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
 }
 
 /**
@@ -190,6 +188,10 @@ async function main(argv: string[]): Promise<number> {
     // An HTTP client of any server: it needs neither the server's configuration nor its store.
     const { removeCommand } = await import('./remove-command.js');
     return removeCommand(rest, process.env, process);
+  }
+  if (command === 'jobs') {
+    const { jobsCommand } = await import('./jobs-command.js');
+    return jobsCommand(rest, process.env);
   }
   const config = loadConfig(process.env);
   if (command === 'models') {

@@ -7,6 +7,7 @@ import { OPTIONS, optionsOf } from '../options/option-table.js';
 import type { RequestedFormat } from '../pipeline/answer-spec.js';
 import { removeAsJobs } from './remove-as-jobs.js';
 import { outputFor, writeAtomically } from './result-output.js';
+import { serverOf, SERVER_FLAGS } from './server-flags.js';
 import { UsageError } from './usage-error.js';
 
 /** One line or more per option flag: the flag, then the first sentence of its description. */
@@ -64,8 +65,7 @@ const EXTENSIONS: Record<RequestedFormat, readonly [string, ...string[]]> = {
 /** The run's own flags. */
 const RUN_FLAGS = {
   output: { type: 'string', short: 'o' },
-  url: { type: 'string' },
-  'token-id': { type: 'string' },
+  ...SERVER_FLAGS,
   concurrency: { type: 'string' },
   'skip-existing': { type: 'boolean' },
   job: { type: 'boolean' },
@@ -184,8 +184,7 @@ function parseRemoveArgs(args: string[], env: NodeJS.ProcessEnv): RemoveRun | un
   if (positionals.length === 0) throw new UsageError('remove needs at least one file, folder or URL');
   const outputDir = text('output');
   if (!outputDir) throw new UsageError('remove needs an output folder: -o OUTDIR');
-  const tokenId = text('token-id') ?? env.CUTOUT_TOKEN_ID;
-  if (!tokenId) throw new UsageError('remove needs a Token ID: set CUTOUT_TOKEN_ID (or pass --token-id); `cutout tokens create` makes one');
+  const { baseUrl, tokenId } = serverOf('remove', { url: text('url'), 'token-id': text('token-id') }, env);
   if (values.refine && values['no-refine']) throw new UsageError('--refine and --no-refine contradict each other');
   // Each value is checked here by the server's own reader, and sent as it was written.
   const options: Record<string, string | boolean> = {};
@@ -204,7 +203,7 @@ function parseRemoveArgs(args: string[], env: NodeJS.ProcessEnv): RemoveRun | un
   return {
     inputs: positionals,
     outputDir,
-    baseUrl: text('url') ?? env.CUTOUT_URL ?? 'http://127.0.0.1:8080',
+    baseUrl,
     tokenId,
     concurrency: positiveInteger('--concurrency', text('concurrency')) ?? 4,
     skipExisting: values['skip-existing'] === true,

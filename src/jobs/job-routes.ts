@@ -19,6 +19,8 @@ import { resultsZip } from './results-zip.js';
 
 const ITEMS_PER_PAGE = 100;
 const MAX_PER_PAGE = 1000;
+const LIST_DEFAULT = 20;
+const LIST_MAX = 100;
 
 const security = [{ managedToken: [] }];
 const UploadBody = Type.Object(
@@ -32,6 +34,9 @@ const ItemParams = Type.Object({ id: Type.String({ description: 'The job id.' })
 const PageQuery = Type.Object({
   page: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'From 1; default 1.' })),
   per_page: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: `Items per page, at most ${MAX_PER_PAGE}; default ${ITEMS_PER_PAGE}.` })),
+});
+const ListQuery = Type.Object({
+  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: `Jobs to list, at most ${LIST_MAX}; default ${LIST_DEFAULT}.` })),
 });
 const BYTES = { schema: { type: 'string', format: 'binary' } };
 /** A JSON answer as OpenAPI describes it, with the headers every answer carries. */
@@ -101,6 +106,25 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ service: JobService }> = asy
       },
     },
     async (request, reply) => answerMade(reply, await service.makeFromUpload(request, request.managedToken!.userTokenId, idempotencyKey(request))),
+  );
+
+  app.get(
+    '/api/v1/jobs',
+    {
+      schema: {
+        summary: "The account's recent jobs, newest first",
+        tags: [API_TAG.jobs],
+        security,
+        querystring: ListQuery,
+        response: { 200: json('The jobs, without their items.', Type.Object({ jobs: Type.Array(JobSummary) })), ...problemResponses([400, 401, 431, 500, 503]) },
+      },
+    },
+    async (request) => {
+      const limit = Number(request.query.limit ?? LIST_DEFAULT);
+      if (limit > LIST_MAX) throw new CutoutError('invalid_request', `limit is at most ${LIST_MAX}.`);
+      const jobs = await store.listJobs(request.managedToken!.userTokenId, limit);
+      return { jobs: await Promise.all(jobs.map((job) => service.summaryOf(job))) };
+    },
   );
 
   app.get(

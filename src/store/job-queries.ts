@@ -31,6 +31,13 @@ const toItem = (row: Selectable<Database['job_items']>): JobItemRecord => ({
 const ofAccount = (accountId: string) => (eb: ExpressionBuilder<Database, 'jobs'>) =>
   eb.or([eb('account_id', '=', accountId), eb('user_token_id', 'in', eb.selectFrom('user_tokens').select('id').where('account_id', '=', accountId))]);
 
+/**
+ * A job is seen with a token when the token made it, or when it is the job's account's
+ * (SQL's `=` is never true against NULL: a job without an account is only its token's).
+ */
+const ofToken = (userTokenId: string) => (eb: ExpressionBuilder<Database, 'jobs'>) =>
+  eb.or([eb('user_token_id', '=', userTokenId), eb('account_id', '=', eb.selectFrom('user_tokens').select('account_id').where('id', '=', userTokenId))]);
+
 /** Marks the job done when none of its items is queued or running any more, and queues its webhook. */
 async function settleJob(trx: Transaction<Database>, jobId: string, at: string): Promise<void> {
   await trx
@@ -94,14 +101,13 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
     },
 
     async findJob(jobId, userTokenId) {
-      const row = await db
-        .selectFrom('jobs')
-        .selectAll()
-        .where('id', '=', jobId)
-        // SQL's `=` is never true against NULL: a job without an account is only its token's.
-        .where((eb) => eb.or([eb('user_token_id', '=', userTokenId), eb('account_id', '=', eb.selectFrom('user_tokens').select('account_id').where('id', '=', userTokenId))]))
-        .executeTakeFirst();
+      const row = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).where(ofToken(userTokenId)).executeTakeFirst();
       return row && toJob(row);
+    },
+
+    async listJobs(userTokenId, limit) {
+      const rows = await db.selectFrom('jobs').selectAll().where(ofToken(userTokenId)).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+      return rows.map(toJob);
     },
 
     async findJobOfAccount(jobId, accountId) {

@@ -91,6 +91,8 @@ export interface JobStore {
   releaseIdempotencyKey(jobId: string): Promise<void>;
   /** The job, if it exists and belongs to the account (or token) of `userTokenId`. */
   findJob(jobId: string, userTokenId: string): Promise<JobRecord | undefined>;
+  /** The jobs `findJob` would find for `userTokenId`, newest first, at most `limit`. */
+  listJobs(userTokenId: string, limit: number): Promise<JobRecord[]>;
   /**
    * The job, if it belongs to the account: made by one of its tokens, or with it as the
    * job's account. The dashboard's view of "this account's job", for a signed-in owner.

@@ -83,6 +83,8 @@ interface JobJson {
   page?: number;
   per_page?: number;
   next_page?: string | null;
+  /** A list's jobs (`GET /api/v1/jobs`). */
+  jobs?: JobJson[];
 }
 
 const jobPath = (id: string) => `/api/v1/jobs/${encodeURIComponent(id)}`;
@@ -164,6 +166,12 @@ export class CutoutJobs {
     };
     const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
     return toJob(readJson(await this.#call({ method: 'POST', path: '/api/v1/jobs/multipart', form, headers: { 'idempotency-key': key }, ok: [202] }, options)));
+  }
+
+  /** The account's recent jobs, newest first (`limit` up to 100, default 20), without their images. */
+  async list(options: JobCallOptions & { limit?: number } = {}): Promise<Job[]> {
+    const query = new URLSearchParams({ limit: String(options.limit ?? 20) });
+    return (readJson(await this.#call({ method: 'GET', path: `/api/v1/jobs?${query}`, ok: [200] }, options)).jobs ?? []).map(toJob);
   }
 
   /** The job and one page of its images (`page` from 1, `perPage` up to 1000, default 100). */
