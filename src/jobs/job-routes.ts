@@ -13,7 +13,7 @@ import type { JobRecord, NewJobItem } from '../store/job-records.js';
 import { NATIVE_OPTION_COUNT, OPTION_FIELDS, OPTION_FORM_FIELDS } from '../api/option-schemas.js';
 import { JOB_ID, newJobId } from './job-ids.js';
 import { bodyHash, MAX_JOB_ITEMS, readIdempotencyKey, takeJobOptions } from './job-request.js';
-import type { JobRunner } from './job-runner.js';
+import type { JobWork } from './job-work.js';
 import { itemView, JobPage, jobSummary, jobUrl, JobSummary } from './job-view.js';
 import { readJobUpload } from './job-upload.js';
 import { jobFolder, resultFileName } from './result-files.js';
@@ -69,10 +69,10 @@ const JOB_MADE = {
 
 /**
  * The jobs API: `POST /api/v1/jobs` makes a job of many image URLs and answers 202 at once;
- * the runner (`job-runner.ts`) works through it. A job is found only with a managed token of
+ * the runner (`job-work.ts`) works through it. A job is found only with a managed token of
  * the account (or, for a token without one, the token) that made it: any other gets 404.
  */
-export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner }> = async (app, { runner }) => {
+export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobWork }> = async (app, { runner }) => {
   const { config, store } = app;
   await app.register(multipart, multipartLimits(config.jobMaxUploadBytes, NATIVE_OPTION_COUNT, MAX_JOB_ITEMS, 64 * 1024));
 
@@ -139,9 +139,10 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner }> = async
       if (other) return answer(other);
       throw error;
     }
-    // Read before the runner is woken, so that the answer shows the job as made.
-    const answered = await answer((await store.findJob(job.id, token.userTokenId))!);
-    runner.wake();
+    // Read before the runner is told, so that the answer shows the job as made.
+    const stored = (await store.findJob(job.id, token.userTokenId))!;
+    const answered = await answer(stored);
+    await runner.jobMade(stored);
     return answered;
   };
 
@@ -307,7 +308,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ runner: JobRunner }> = async
     },
     async (request) => {
       const job = await ownJob(request, request.params.id);
-      if (await store.cancelJob(job.id, new Date().toISOString())) runner.cancel(job.id);
+      if (await store.cancelJob(job.id, new Date().toISOString())) await runner.cancel(job.id);
       return summaryOf((await store.findJob(job.id, request.managedToken!.userTokenId))!);
     },
   );

@@ -1,11 +1,14 @@
 import fp from 'fastify-plugin';
+import { RedisLease } from '../redis/redis-lease.js';
+import { FleetRunner } from './fleet-runner.js';
 import { JobRunner } from './job-runner.js';
 import { jobRoutes } from './job-routes.js';
-import { JobSweeper } from './job-sweeper.js';
+import { JobSweeper, sweepEveryMs } from './job-sweeper.js';
+import type { JobWork } from './job-work.js';
 
 /** The jobs' long-lived parts, for the routes and for tests. */
 export interface Jobs {
-  runner: JobRunner;
+  runner: JobWork;
   sweeper: JobSweeper;
 }
 
@@ -16,19 +19,30 @@ declare module 'fastify' {
 }
 
 /**
- * Jobs, on one node: the routes, the runner that works through the items with the capacity
- * the removal endpoints leave idle, and the sweeper that deletes expired jobs. The runner
- * and the sweeper start once the app is ready and stop when it closes, before the store.
+ * Jobs: the routes, the runner that works through the items with the capacity the removal
+ * endpoints leave idle, and the sweeper that deletes expired jobs. On one node (no
+ * REDIS_URL) the runner is the embedded one, reading the store; with REDIS_URL the items go
+ * through BullMQ (`fleet-runner.ts`) and one replica at a time sweeps, under a Redis lease.
+ * The runner and the sweeper start once the app is ready and stop when it closes, before
+ * the store.
  *
  * @example await app.register(jobsPlugin)
  */
 export const jobsPlugin = fp(
   async (app) => {
-    const { config, store, removals, queue, model, drain } = app;
+    const { config, store, removals, queue, model, drain, redis } = app;
     const log = app.log.child({ component: 'jobs' });
-    const runner = new JobRunner({ config, store, removals, queue, model, drain, log, onItemEnd: (state) => app.metrics?.countJobItem(state) });
-    const sweeper = new JobSweeper({ store, dataDir: config.dataDir, retentionSeconds: config.jobRetention, log });
+    const onItemEnd = (state: 'succeeded' | 'failed') => app.metrics?.countJobItem(state);
+    const { redisUrl } = config;
+    const runner: JobWork =
+      redis && redisUrl
+        ? new FleetRunner({ config: { ...config, redisUrl }, store, removals, queue, model, drain, redis, log, onItemEnd })
+        : new JobRunner({ config, store, removals, queue, model, drain, log, onItemEnd });
+    // A lease twice the sweep's period: a holder that dies is replaced by the second sweep after it.
+    const lease = redis && new RedisLease(redis, `cutout:${config.jobQueue}:sweeper`, 2 * sweepEveryMs(config.jobRetention));
+    const sweeper = new JobSweeper({ store, dataDir: config.dataDir, retentionSeconds: config.jobRetention, log, lease });
     app.decorate('jobs', { runner, sweeper });
+    app.metrics?.readJobItemsQueued(() => runner.queuedItems());
     app.addHook('onReady', async () => {
       await runner.start();
       sweeper.start();
@@ -39,5 +53,5 @@ export const jobsPlugin = fp(
     });
     await app.register(jobRoutes, { runner });
   },
-  { name: 'cutout-jobs', dependencies: ['cutout-services', 'cutout-auth', 'cutout-metrics'] },
+  { name: 'cutout-jobs', dependencies: ['cutout-services', 'cutout-auth', 'cutout-metrics', 'cutout-redis'] },
 );

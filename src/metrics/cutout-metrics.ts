@@ -47,6 +47,7 @@ export class CutoutMetrics {
   readonly #removal: Histogram;
   readonly #secondLooks: Counter;
   readonly #jobItems: Counter<'state'>;
+  #jobItemsQueued: (() => Promise<number>) | undefined;
 
   constructor(queue: QueueCounts) {
     const registers = [this.registry];
@@ -81,6 +82,18 @@ export class CutoutMetrics {
       help: 'Images of jobs that ended, by state: succeeded, or failed (with the code the removal endpoints would answer). Cancelled ones are not counted.',
       labelNames: ['state'],
       registers,
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'cutout_job_items_queued',
+      help: 'Images of jobs waiting to be started: on one node, in its store; across replicas, in the shared BullMQ queue (every replica reports the same number).',
+      registers,
+      async collect() {
+        // A store or Redis away leaves the gauge out of this scrape rather than failing it.
+        const queued = await metrics.#jobItemsQueued?.().catch(() => undefined);
+        if (queued === undefined) this.reset();
+        else this.set(queued);
+      },
     });
     new Gauge({
       name: 'cutout_queue_waiting_images',
@@ -129,6 +142,11 @@ export class CutoutMetrics {
   /** Counts one image of a job that ended. */
   countJobItem(state: 'succeeded' | 'failed'): void {
     this.#jobItems.inc({ state });
+  }
+
+  /** Where `cutout_job_items_queued` reads its count at each scrape (the jobs' runner). */
+  readJobItemsQueued(read: () => Promise<number>): void {
+    this.#jobItemsQueued = read;
   }
 
   /** The Prometheus text exposition of every metric. */
