@@ -176,3 +176,63 @@ describe.skipIf(!redisUrl || !databaseUrl)('jobs across replicas in one process'
     expect((await getJob(b.t, auth, id)).counts).toMatchObject({ cancelled: 5, succeeded: 0 });
   });
 });
+
+describe.skipIf(!redisUrl || !databaseUrl)('jobs across two server processes', () => {
+  it('finishes a job after SIGKILL takes one replica mid-item: every item once, counted once, its result there once', { timeout: 300_000 }, async () => {
+    const ITEMS = 16;
+    const place = await fleetPlace();
+    // The schema migrated and a token made before the replicas start, as an operator would.
+    const store: Store = await place.openStore();
+    const { tokenId } = await new TokenService(store, { managedTokenTtl: 3600 }).createUserToken('fleet');
+    await store.close();
+    const env = {
+      DATABASE_URL: place.databaseUrl,
+      REDIS_URL: redisUrl!,
+      CUTOUT_JOB_QUEUE: place.queue,
+      CUTOUT_JOB_STALLED_MS: '2000',
+      CUTOUT_DATA_DIR: place.dataDir,
+      CUTOUT_URL_ALLOW_PRIVATE: 'true',
+      CUTOUT_RATE_LIMIT: '0',
+    };
+    const servers: ServerProcess[] = await Promise.all([startServer(env), startServer(env)]);
+    cleanups.push(() => Promise.all(servers.map((server) => server.stop(1000))));
+    const [doomed, survivor] = servers as [ServerProcess, ServerProcess];
+    const auth = await exchangeOverHttp(doomed.origin, tokenId);
+    const made = await send(doomed.origin, 'POST', '/api/v1/jobs', {
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ images: photoPaths('killed', ITEMS).map((path) => ({ image_url: `${base}${path}` })) }),
+    });
+    expect(made.status, made.body.toString()).toBe(202);
+    const id = (JSON.parse(made.body.toString()) as { id: string }).id;
+
+    // Kill when both replicas hold an item (each works on one at a time): one of the two is the doomed one's.
+    await until(async () => {
+      const items = await place.items(id);
+      return items.filter((item) => item.state === 'running').length === 2 && items.some((item) => item.state === 'succeeded');
+    }, 'both replicas to be working on the job', 120_000);
+    doomed.child.kill('SIGKILL');
+    expect((await doomed.exited).signal).toBe('SIGKILL');
+    const killedAt = (await place.items(id)).filter((item) => item.state === 'succeeded').length;
+    expect(killedAt).toBeLessThan(ITEMS);
+
+    const started = Date.now();
+    let job: { status: string; counts: Record<string, number> } | undefined;
+    await until(async () => {
+      const answer = await send(survivor.origin, 'GET', `/api/v1/jobs/${id}`, { headers: { authorization: auth } });
+      job = JSON.parse(answer.body.toString());
+      return job!.status !== 'queued' && job!.status !== 'running';
+    }, 'the survivor to finish the job', 180_000);
+    expect(job).toMatchObject({ status: 'done', counts: { total: ITEMS, succeeded: ITEMS, failed: 0, cancelled: 0 } });
+    const items = await place.items(id);
+    // The item the doomed replica held was taken over by the survivor with a second attempt.
+    const redone = items.filter((item) => item.attempts > 1);
+    expect(redone.length).toBeGreaterThanOrEqual(1);
+    expect(items.every((item) => item.state === 'succeeded' && item.attempts <= 2)).toBe(true);
+    // Counted once per item, however often it was started.
+    expect(await place.usage()).toEqual({ succeeded: ITEMS, refused: 0, failed: 0 });
+    const files = readdirSync(join(place.dataDir, 'jobs', id));
+    const results = files.filter((file) => !file.endsWith('.partial'));
+    expect(results.sort()).toEqual(Array.from({ length: ITEMS }, (_, index) => `${index}.png`).sort());
+    console.log(`[jobs across replicas] ${killedAt} of ${ITEMS} done at the kill, the rest in ${Date.now() - started} ms by the survivor; ${redone.length} redone; ${files.length - results.length} partial file(s) left by the kill`);
+  });
+});
