@@ -152,6 +152,26 @@ describe.skipIf(!redisUrl || !databaseUrl)('jobs across replicas in one process'
     await until(async () => (await getJob(a.t, first, large)).status === 'done', 'the large job to be done');
   });
 
+  it('gives the items a stopping replica holds to another at once, and counts each once', { timeout: 60_000 }, async () => {
+    const place = await fleetPlace();
+    const a = await replica(place);
+    a.segmenter.hold(0);
+    const auth = await a.t.managedToken();
+    const id = (await createJob(a.t, auth, photoPaths('stopping', 3))).json().id;
+    await until(() => a.segmenter.runs === 1, 'replica a to be running an item');
+    const b = await replica(place);
+    // Closing is what SIGTERM ends in: the item goes back to the store's queue and to BullMQ's.
+    const closing = a.t.app.jobs.runner.close();
+    a.segmenter.release();
+    await closing;
+    await until(async () => (await getJob(b.t, auth, id)).status === 'done', 'replica b to finish the job', 20_000);
+    expect((await getJob(b.t, auth, id)).counts).toMatchObject({ succeeded: 3 });
+    expect(b.segmenter.runs).toBe(3);
+    // The item a held was started twice (a, then b) and counted once.
+    expect((await place.items(id)).map((item) => item.attempts).sort()).toEqual([1, 1, 2]);
+    expect(await place.usage()).toEqual({ succeeded: 3, refused: 0, failed: 0 });
+  });
+
   it('cancels on one replica an item running on another, and counts nothing for it', { timeout: 60_000 }, async () => {
     const place = await fleetPlace();
     const a = await replica(place);

@@ -43,6 +43,8 @@ const RETRY_DELAY_MS = 1000;
 const ADD_CHUNK = 500;
 /** How often a replica that could not hand a job's items to BullMQ tries again from the store. */
 const REQUEUE_EVERY_MS = 30_000;
+/** How long a replica whose model is busy holds an item it took before it lets another replica have it. */
+const HOLD_WHILE_BUSY_MS = 2000;
 
 /** BullMQ refuses ':' in a custom job id: `<job id>.<index>` is one item, whichever replica adds it. */
 export const itemJobId = (jobId: string, index: number): string => `${jobId}.${index}`;
@@ -72,6 +74,7 @@ export class FleetRunner implements JobWork {
   readonly #items = new Map<string, { claim: ClaimedJobItem; controller: AbortController }>();
   #closed = false;
   #requeueTimer: NodeJS.Timeout | undefined;
+  #watchTimer: NodeJS.Timeout | undefined;
   #workerAway = false;
 
   constructor(parts: FleetRunnerParts) {
@@ -81,7 +84,11 @@ export class FleetRunner implements JobWork {
     // BullMQ's own connections: its worker blocks on Redis and must retry for ever, which the
     // app's fail-fast connection (`open-redis.ts`) does not.
     const connection = { url: config.redisUrl, maxRetriesPerRequest: null };
-    this.#queue = new Queue<ItemRef>(config.jobQueue, { connection, defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 1000 } } });
+    // An error the processor does not handle itself (Redis away while it gives an item back)
+    // is tried again a little later; an entry that failed for good is removed, so that the
+    // item can be added again from the store.
+    const defaultJobOptions = { removeOnComplete: true, removeOnFail: true, attempts: MAX_STARTS, backoff: { type: 'fixed', delay: RETRY_DELAY_MS } };
+    this.#queue = new Queue<ItemRef>(config.jobQueue, { connection, defaultJobOptions });
     this.#queue.on('error', (error) => log.debug({ err: error }, 'the jobs\' BullMQ queue lost Redis'));
     this.#worker = new Worker<ItemRef>(config.jobQueue, (job, token) => this.#process(job, token), {
       connection,
@@ -114,8 +121,23 @@ export class FleetRunner implements JobWork {
    */
   async start(): Promise<void> {
     await this.#subscriber.subscribe(this.#channel).catch((error: unknown) => this.#parts.log.warn({ err: error }, 'cancellations cannot be heard from other replicas until Redis is back'));
+    this.#watchTimer = setInterval(() => this.#fetchOnlyWhenIdle(), this.#parts.pollMs ?? 250);
+    this.#watchTimer.unref();
+    this.#fetchOnlyWhenIdle();
     void this.#worker.run().catch((error: unknown) => this.#parts.log.error({ err: error }, 'the jobs\' BullMQ worker stopped'));
     void this.#requeueFromStore();
+  }
+
+  /**
+   * Interactive requests first: while this replica's model is busy (or not loaded yet) its
+   * worker fetches nothing, so the items wait in Redis for an idle replica rather than here.
+   */
+  #fetchOnlyWhenIdle(): void {
+    const { queue, model, drain } = this.#parts;
+    if (this.#closed || drain?.draining) return;
+    const idle = queue.idle && model.ready;
+    if (!idle && !this.#worker.isPaused()) void this.#worker.pause(true).catch(() => undefined);
+    else if (idle && this.#worker.isPaused()) void this.#worker.resume().catch(() => undefined);
   }
 
   /**
@@ -160,6 +182,7 @@ export class FleetRunner implements JobWork {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#requeueTimer);
+    clearInterval(this.#watchTimer);
     for (const { controller } of this.#items.values()) controller.abort(new ItemStop('stopping'));
     await this.#worker.close();
     await this.#queue.close();
@@ -203,10 +226,12 @@ export class FleetRunner implements JobWork {
   /**
    * Waits until this replica may start an item: its model ready and its queue idle (BullMQ's
    * concurrency keeps the items under way to CUTOUT_INFERENCE_CONCURRENCY). False when the
-   * process is stopping instead.
+   * process is stopping instead, or when the model stayed busy long enough that another
+   * replica should have the item.
    */
   async #turnCame(): Promise<boolean> {
     const { queue, model, drain } = this.#parts;
+    const giveUpAt = Date.now() + HOLD_WHILE_BUSY_MS;
     for (;;) {
       if (this.#closed || drain?.draining) {
         // No new item from a draining replica: the others take them.
@@ -214,6 +239,7 @@ export class FleetRunner implements JobWork {
         return false;
       }
       if (queue.idle && model.ready) return true;
+      if (Date.now() > giveUpAt) return false;
       await sleep(this.#parts.pollMs ?? 250);
     }
   }
