@@ -6,10 +6,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import pino from 'pino';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TokenService } from '../src/auth/token-service.js';
 import { FleetRunner } from '../src/jobs/fleet-runner.js';
+import { JobSweeper } from '../src/jobs/job-sweeper.js';
+import { RedisLease } from '../src/redis/redis-lease.js';
 import { ModelService } from '../src/model/model-service.js';
 import { openPostgresStore } from '../src/store/postgres-store.js';
 import type { Store } from '../src/store/store.js';
@@ -181,7 +185,9 @@ describe.skipIf(!redisUrl || !databaseUrl)('jobs across replicas in one process'
     b.segmenter.hold(0);
     const auth = await a.t.managedToken();
     const id = (await createJob(a.t, auth, photoPaths('cancel', 5))).json().id;
-    await until(() => a.segmenter.runs === 1 && b.segmenter.runs === 1, 'each replica to be running an item', 8000).catch((error: Error) => { throw new Error(`${error.message}: runs ${a.segmenter.runs} and ${b.segmenter.runs}, in flight ${a.t.app.jobs.runner.inFlight} and ${b.t.app.jobs.runner.inFlight}`); });
+    await until(() => a.segmenter.runs === 1 && b.segmenter.runs === 1, 'each replica to be running an item');
+    // Three wait in the shared queue, and every replica says so.
+    for (const { t } of [a, b]) expect((await t.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^cutout_job_items_queued 3$/m);
     const cancelled = await a.t.app.inject({ method: 'DELETE', url: `/api/v1/jobs/${id}`, headers: { authorization: auth } });
     expect(cancelled.json()).toMatchObject({ status: 'cancelled', counts: { cancelled: 5 } });
     // Replica b heard it over Redis and let go of its item, though its model still holds it.
@@ -194,6 +200,40 @@ describe.skipIf(!redisUrl || !databaseUrl)('jobs across replicas in one process'
     expect(await queue.getJobCounts('wait', 'prioritized', 'delayed')).toEqual({ wait: 0, prioritized: 0, delayed: 0 });
     expect(await place.usage()).toEqual({ succeeded: 0, refused: 0, failed: 0 });
     expect((await getJob(b.t, auth, id)).counts).toMatchObject({ cancelled: 5, succeeded: 0 });
+  });
+});
+
+describe.skipIf(!redisUrl || !databaseUrl)('the sweeper across replicas', () => {
+  it('sweeps on the replica that holds the lease only, and another takes the lease once it is given up', async () => {
+    const redis = new Redis(redisUrl!);
+    cleanups.push(() => redis.quit());
+    const key = `cutout-fleet-test:${randomBytes(5).toString('hex')}:sweeper`;
+    const leases = [new RedisLease(redis, key, 60_000), new RedisLease(redis, key, 60_000)] as const;
+    const place = await fleetPlace();
+    const store = await place.openStore();
+    cleanups.push(() => store.close());
+    const log = pino({ level: 'silent' });
+    const [holder, other] = leases.map((lease) => new JobSweeper({ store, dataDir: place.dataDir, retentionSeconds: 60, log, lease }));
+    const token = (await new TokenService(store, { managedTokenTtl: 60 }).createUserToken('sweep')).token.id;
+    const expiredJob = async () => {
+      const id = `job_${randomBytes(16).toString('base64url')}`;
+      await store.createJob({ id, userTokenId: token, options: {}, createdAt: '2030-01-01T00:00:00.000Z', webhookUrl: null, idempotencyKey: null, bodyHash: null }, [{ imageUrl: 'https://example.com/a.jpg', clientId: null }]);
+      await store.cancelJob(id, '2030-01-01T00:00:00.000Z');
+      return id;
+    };
+    await expiredJob();
+    const later = new Date('2030-01-02T00:00:00.000Z');
+    expect(await holder!.sweep(later)).toBe(1);
+    await expiredJob();
+    // The lease is the first one's for a minute: the second sweeper deletes nothing.
+    expect(await other!.sweep(later)).toBe(0);
+    expect(await redis.pttl(key)).toBeGreaterThan(50_000);
+    expect(await holder!.sweep(later)).toBe(1);
+    await expiredJob();
+    await holder!.close();
+    expect(await other!.sweep(later)).toBe(1);
+    await other!.close();
+    expect(await redis.exists(key)).toBe(0);
   });
 });
 

@@ -129,13 +129,14 @@ export class FleetRunner implements JobWork {
   }
 
   /**
-   * Interactive requests first: while this replica's model is busy (or not loaded yet) its
-   * worker fetches nothing, so the items wait in Redis for an idle replica rather than here.
+   * Interactive requests first: while this replica's model is busy (or not loaded yet, or the
+   * process is draining) its worker fetches nothing, so the items wait in Redis for an idle replica rather than here.
    */
   #fetchOnlyWhenIdle(): void {
     const { queue, model, drain } = this.#parts;
-    if (this.#closed || drain?.draining) return;
-    const idle = queue.idle && model.ready;
+    if (this.#closed) return;
+    // A draining replica stays paused: the others take the items.
+    const idle = queue.idle && model.ready && !drain?.draining;
     if (!idle && !this.#worker.isPaused()) void this.#worker.pause(true).catch(() => undefined);
     else if (idle && this.#worker.isPaused()) void this.#worker.resume().catch(() => undefined);
   }
