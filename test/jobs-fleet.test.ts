@@ -176,6 +176,30 @@ describe.skipIf(!redisUrl || !databaseUrl)('jobs across replicas in one process'
     expect(await place.usage()).toEqual({ succeeded: 3, refused: 0, failed: 0 });
   });
 
+  it("at its start, hands BullMQ the queued items of a job it never had (made while Redis was away), and fails an item started too often", async () => {
+    const place = await fleetPlace();
+    const store = await place.openStore();
+    cleanups.push(() => store.close());
+    const token = (await new TokenService(store, { managedTokenTtl: 60 }).createUserToken('early')).token.id;
+    const job = (id: string) => ({ id, userTokenId: token, options: {}, createdAt: new Date().toISOString(), webhookUrl: null, idempotencyKey: null, bodyHash: null });
+    const lost = `job_${randomBytes(16).toString('base64url')}`;
+    await store.createJob(job(lost), photoPaths('lost', 3).map((path) => ({ imageUrl: `${base}${path}`, clientId: null })));
+    // An item five replicas took and none finished (each died holding it), still in BullMQ.
+    const doomed = `job_${randomBytes(16).toString('base64url')}`;
+    await store.createJob(job(doomed), [{ imageUrl: `${base}/photo/doomed.png`, clientId: null }]);
+    for (let start = 0; start < 5; start++) await store.claimJobItemAt(doomed, 0);
+    const queue = new Queue(place.queue, { connection: { url: redisUrl } });
+    cleanups.push(() => queue.close());
+    await queue.add('item', { jobId: doomed, index: 0 }, { jobId: `${doomed}.0` });
+
+    await replica(place);
+    await until(async () => (await store.findJob(lost, token))?.status === 'done' && (await store.findJob(doomed, token))?.status === 'done', 'both jobs to be done');
+    expect(await store.countJobItems(lost)).toMatchObject({ succeeded: 3 });
+    expect(await store.findJobItem(doomed, 0)).toMatchObject({ state: 'failed', problemCode: 'internal_error', attempts: 6 });
+    expect(fetched.get('/photo/doomed.png')).toBeUndefined();
+    expect(await place.usage()).toEqual({ succeeded: 3, refused: 0, failed: 1 });
+  });
+
   it('cancels on one replica an item running on another, and counts nothing for it', { timeout: 60_000 }, async () => {
     const place = await fleetPlace();
     const a = await replica(place);
