@@ -198,6 +198,8 @@ describe('interactive requests first', () => {
     const { id } = (await createJob(t, auth, { images: images('/photo/d0.png') })).json();
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect([segmenter.runs, (await get(t, auth, `/api/v1/jobs/${id}`)).json().counts.queued]).toEqual([0, 1]);
+    // The gauge counts it too, read from the store at the scrape.
+    expect((await t.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^cutout_job_items_queued 1$/m);
   });
 });
 
