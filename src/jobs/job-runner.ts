@@ -1,32 +1,23 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { InferenceQueue } from '../inference/inference-queue.js';
 import type { DrainState } from '../lifecycle/drain-state.js';
 import type { ModelService } from '../model/model-service.js';
-import type { RemovalService } from '../removal/removal-service.js';
 import type { ClaimedJobItem } from '../store/job-records.js';
-import type { Store } from '../store/store.js';
 import { jobOrder, tookTurn, type Turns } from './job-turns.js';
 import type { JobWork } from './job-work.js';
-import { ItemStop, runJobItem } from './run-job-item.js';
+import { ItemStop, runJobItem, type ItemRunParts } from './run-job-item.js';
 
-/** What the runner needs of the process: the store, the removal service and the model's queue. */
-export interface JobRunnerParts {
+/** What the runner needs of the process: what working on an item needs, and the model's queue. */
+export interface JobRunnerParts extends ItemRunParts {
   config: Pick<Config, 'dataDir' | 'requestTimeoutMs' | 'inferenceConcurrency'>;
-  store: Store;
-  removals: Pick<RemovalService, 'fetch' | 'remove'>;
   queue: Pick<InferenceQueue, 'idle'>;
   model: Pick<ModelService, 'ready'>;
   /** Once the process drains (SIGTERM), no new item is started; those under way finish or go back at close. */
   drain?: Pick<DrainState, 'draining'>;
-  log: FastifyBaseLogger;
   /** Items worked on at once; default the model's concurrency (CUTOUT_INFERENCE_CONCURRENCY). */
   inFlight?: number;
-  /** Told of every item that ended (the metrics count them). */
-  onItemEnd?: (state: 'succeeded' | 'failed') => void;
   /** How often the runner looks again for idle capacity and new work, in ms; default 250. */
   pollMs?: number;
-  now?: () => Date;
 }
 
 /** Every this many polls the runner reads the store even if nothing woke it (a job made by another process). */
