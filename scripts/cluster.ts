@@ -373,10 +373,6 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
 
   await load.stop();
 
-  const jobs = await jobsPhase();
-  // The end's checks and figures are over all three again.
-  await Promise.all([r2, r3].map((replica) => replica.start()));
-  await waitUp(haproxy, replicas.map((r) => r.name));
 
   // HAProxy's own answer when no replica can take a request: every server put in
   // maintenance through the admin socket for one request, then back.
@@ -411,6 +407,8 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
       `connections open at the end: ${JSON.stringify(countersAfter.postgresConnections)}\n`,
   );
   process.stdout.write(`Replicas' memory at the end (resident now / peak since their last start): ${memory.map((m) => `${m.name} ${m.rssMiB} / ${m.peakMiB} MiB`).join(', ')}\n`);
+  // Last, once the load's figures are taken: the job's own Redis and PostgreSQL work is not the load's.
+  const jobs = await jobsPhase();
   process.stdout.write(
     `Jobs across replicas: ${jobs.items} images in ${jobs.seconds.toFixed(1)} s (${jobs.itemsPerSecond.toFixed(2)} images/s on two replicas, one killed after ${jobs.succeededAtKill}), ${jobs.redone} started again\n`,
   );
