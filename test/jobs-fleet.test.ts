@@ -133,7 +133,7 @@ describe.skipIf(!redisUrl || !databaseUrl)('jobs across replicas in one process'
     expect((await place.items(id)).map((item) => item.attempts)).toEqual(Array(30).fill(1));
     expect(await place.usage()).toEqual({ succeeded: 30, refused: 0, failed: 0 });
     expect(readdirSync(join(place.dataDir, 'jobs', id)).sort()).toEqual(Array.from({ length: 30 }, (_, index) => `${index}.png`).sort());
-    // A job handed to BullMQ again (a replica's start) is not run twice: its ids are taken.
+    // Nothing is left in the shared queue: every entry ended and was removed, none failed.
     const queue = new Queue(place.queue, { connection: { url: redisUrl } });
     cleanups.push(() => queue.close());
     expect(await queue.getJobCounts('wait', 'prioritized', 'active', 'delayed', 'failed')).toEqual({ wait: 0, prioritized: 0, active: 0, delayed: 0, failed: 0 });
