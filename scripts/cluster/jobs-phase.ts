@@ -37,7 +37,7 @@ export interface JobsPhaseFigures {
 /**
  * Phase 5 of `npm run cluster`: a job of `items` images, served by a local HTTP server,
  * worked on by two replicas through BullMQ; the second is killed with SIGKILL once a tenth
- * of the items are done. Checks that the job ends with every item succeeded, each counted
+ * of the items are done, while it holds one. Checks that the job ends with every item succeeded, each counted
  * once in the token's usage, and each result file there once in the shared data directory.
  */
 export async function runJobsPhase(parts: JobsPhaseParts): Promise<JobsPhaseFigures> {
@@ -62,8 +62,14 @@ export async function runJobsPhase(parts: JobsPhaseParts): Promise<JobsPhaseFigu
       const answer = json<{ status: string; counts: Record<string, number> }>(await request(first.origin, 'GET', `/api/v1/jobs/${id}?per_page=1`, { headers: { authorization: managedToken } }));
       return answer ?? { status: 'unknown', counts: {} };
     };
+    // Killed once a tenth is done, at a moment both replicas hold an item (each works on one at
+    // a time), so that the doomed one dies mid-item rather than between two.
     const killAfter = Math.max(2, Math.ceil(items / 10));
-    while ((await counts()).counts.succeeded < killAfter) await sleep(500);
+    for (;;) {
+      const { counts: now } = await counts();
+      if (now.succeeded >= killAfter && now.running === 2) break;
+      await sleep(100);
+    }
     const exit = await doomed.stop('SIGKILL');
     const succeededAtKill = (await counts()).counts.succeeded;
     say(`${succeededAtKill} of ${items} done: killed ${doomed.name} (${JSON.stringify(exit)})`);
@@ -81,6 +87,7 @@ export async function runJobsPhase(parts: JobsPhaseParts): Promise<JobsPhaseFigu
     const usage = await db.query<{ succeeded: string }>('select coalesce(sum(succeeded), 0) as succeeded from usage_daily where user_token_id = $1', [parts.userTokenId]);
     const counted = Number(usage.rows[0]?.succeeded ?? 0);
     check(`the token's usage counts ${counted} images for ${items} items, ${redone} of them started twice or more`, counted === items);
+    check(`the image ${doomed.name} held when it was killed was taken over by ${first.name} (${redone} started again)`, redone >= 1);
     const files = await readdir(join(parts.dataDir, 'jobs', id));
     const results = files.filter((file) => !file.endsWith('.partial'));
     const expected = new Set(Array.from({ length: items }, (_, index) => `${index}.png`));
