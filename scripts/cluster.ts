@@ -7,7 +7,9 @@
  *   3. PostgreSQL stopped for a few seconds: 503 store_unavailable while it is away, none
  *      after, no replica restarted;
  *   4. a token revoked at one replica is refused at every one at once; the rate limit and
- *      the sign-in throttle hold across replicas.
+ *      the sign-in throttle hold across replicas;
+ *   5. jobs across replicas: a job of 500 images (from a local HTTP server) on two replicas,
+ *      one killed with SIGKILL part-way: every image done once and counted once.
  *
  * It prints a table of requests by outcome per phase and what HAProxy adds to a request's
  * latency, and exits non-zero if any check failed. Everything it starts lives in a
@@ -17,7 +19,10 @@
  *   npm run cluster                      # builds src/ into .cluster-build/, then runs
  *   npm run cluster -- --keep            # keeps the temporary directory (logs) afterwards
  *   npm run cluster -- --loopback        # replicas on loopback ports even where namespaces can be made
+ *   npm run cluster -- --job-items 50    # phase 5's job of 50 images instead of 500
+ *   npm run cluster -- --jobs-only       # two replicas and phase 5 alone
  */
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +36,7 @@ import { processMemory, readBackendCounters } from './cluster/backend-counters.j
 import { DashboardClient } from './cluster/dashboard-client.js';
 import { askSocket, startHaproxy, type ClusterHaproxy } from './cluster/haproxy.js';
 import { json, problemCode, request, type Answer } from './cluster/http.js';
+import { runJobsPhase } from './cluster/jobs-phase.js';
 import { ClosedLoopLoad, type LoadClient, type Outcome } from './cluster/load.js';
 import { createNetwork, type ClusterNetwork } from './cluster/network.js';
 import { startPostgres, type ClusterPostgres } from './cluster/postgres.js';
@@ -41,8 +47,18 @@ import { outcomeLabel, phaseTable, type Phase } from './cluster/report.js';
 import { available, freePort, sleep, waitFor } from './cluster/shell.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-/** The whole run, set-up included, is stopped past this. */
-const RUN_LIMIT_MS = 15 * 60_000;
+const argument = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at < 0 ? undefined : process.argv[at + 1];
+};
+/** Phase 5's job: its number of images, and whether the run is that phase alone. */
+const JOB_ITEMS = Number(argument('--job-items') ?? 500);
+const JOBS_ONLY = process.argv.includes('--jobs-only');
+if (!Number.isInteger(JOB_ITEMS) || JOB_ITEMS < 10 || JOB_ITEMS > 10_000) throw new Error('--job-items takes a whole number from 10 to 10000');
+/** The whole run, set-up included, is stopped past this: the phases, and the job at a few seconds an image. */
+const RUN_LIMIT_MS = 15 * 60_000 + JOB_ITEMS * 4000;
+/** The photos of phase 5's job, when the shared fixtures are there. */
+const SHARED_PHOTOS = fileURLToPath(new URL('../../shared/fixtures/photos', import.meta.url));
 const REMOVAL_CLIENTS = 5;
 const PASSWORD = 'cluster run password';
 const OWNER = 'owner@cluster.invalid';
@@ -107,6 +123,10 @@ async function main(): Promise<number> {
     CUTOUT_SHUTDOWN_GRACE_MS: '60000',
     CUTOUT_TRUST_PROXY: 'true',
     CUTOUT_RATE_LIMIT: String(RATE_LIMIT),
+    // Phase 5's photos come from a server of this script, on the host's private addresses.
+    CUTOUT_URL_ALLOW_PRIVATE: 'true',
+    // A killed replica's image of a job is taken over within about twice this.
+    CUTOUT_JOB_STALLED_MS: '5000',
     LOG_LEVEL: 'info',
   };
   const replicas = network.replicas.map(
@@ -120,16 +140,18 @@ async function main(): Promise<number> {
   stoppers.push(() => Promise.all(replicas.map((replica) => replica.destroy())));
 
   const startedAt = clock();
-  for (const replica of replicas) replica.spawn();
-  await Promise.all(replicas.map((replica) => replica.ready()));
-  say(`three replicas started at once on the fresh database and data directory: all ready after ${((clock() - startedAt) / 1000).toFixed(1)} s`);
-  const setupCodes = await Promise.all(replicas.map(async (replica) => /setup code ([A-Z0-9-]{14})/.exec(await readFile(replica.logPath, 'utf8'))?.[1]));
+  // Phase 5 alone needs two.
+  const started = JOBS_ONLY ? replicas.slice(0, 2) : replicas;
+  for (const replica of started) replica.spawn();
+  await Promise.all(started.map((replica) => replica.ready()));
+  say(`${started.length} replicas started at once on the fresh database and data directory: all ready after ${((clock() - startedAt) / 1000).toFixed(1)} s`);
+  const setupCodes = await Promise.all(started.map(async (replica) => /setup code ([A-Z0-9-]{14})/.exec(await readFile(replica.logPath, 'utf8'))?.[1]));
   check('start', `every replica printed the same setup code (${setupCodes.join(', ')})`, setupCodes[0] !== undefined && setupCodes.every((code) => code === setupCodes[0]));
 
   const haproxy = await startHaproxy(ROOT, dir, { port: await freePort(), statsPort: await freePort(), servers: replicas.map((r) => ({ name: r.name, address: `${r.address.host}:${r.address.port}` })) });
   stoppers.push(() => haproxy.destroy());
-  await waitUp(haproxy, replicas.map((r) => r.name));
-  say(`HAProxy at ${haproxy.origin}, every replica UP`);
+  await waitUp(haproxy, started.map((r) => r.name));
+  say(`HAProxy at ${haproxy.origin}, ${started.map((r) => r.name).join(', ')} UP`);
 
   const cluster: Cluster = { dir, network, postgres, redis, replicas, haproxy };
   const code = await runPhases(cluster, setupCodes[0] ?? '');
@@ -160,13 +182,38 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
   const [account] = await store.listAccounts();
   const tokenIds: Record<string, string> = {};
   const userTokenIds: Record<string, string> = {};
-  for (const name of [...Array.from({ length: REMOVAL_CLIENTS }, (_, i) => `load-${i + 1}`), 'exchange', 'victim', 'limited']) {
+  for (const name of [...Array.from({ length: REMOVAL_CLIENTS }, (_, i) => `load-${i + 1}`), 'exchange', 'victim', 'limited', 'jobs']) {
     const created = await tokens.createUserToken(name, null, account.id);
     tokenIds[name] = created.tokenId;
     userTokenIds[name] = created.token.id;
   }
   await store.close();
   const exchange = async (origin: string, name: string) => json<{ managed_token: string }>(await request(origin, 'POST', '/api/v1/auth/token', { headers: { token: tokenIds[name] } }))!.managed_token;
+
+  const jobsPhase = async () => {
+    say(`— 5. jobs across replicas (${JOB_ITEMS} images, ${r1.name} and ${r2.name}; ${r2.name} killed part-way)`);
+    if (r3.running) {
+      await r3.stop('SIGTERM');
+      say(`${r3.name} stopped with SIGTERM for the phase`);
+    }
+    const photoFiles = existsSync(SHARED_PHOTOS) ? readdirSync(SHARED_PHOTOS).filter((file) => file.endsWith('.jpg')).map((file) => join(SHARED_PHOTOS, file)) : [];
+    return runJobsPhase({
+      workers: [r1, r2],
+      managedToken: await exchange(r1.origin, 'jobs'),
+      userTokenId: userTokenIds.jobs,
+      dataDir: join(cluster.dir, 'data'),
+      postgresUrl: postgres.urlFrom('127.0.0.1'),
+      photoFiles,
+      items: JOB_ITEMS,
+      say,
+      check: (what, ok) => check('5. jobs across replicas', what, ok),
+    });
+  };
+  if (JOBS_ONLY) {
+    const figures = await jobsPhase();
+    await writeFile(join(cluster.dir, 'jobs.json'), JSON.stringify(figures, null, 2));
+    return summarizeChecks();
+  }
 
   const latency = await measureAddedLatency(haproxy.origin, r1.origin);
   say(`GET /healthz, 400 each, one connection kept alive: direct p50 ${latency.direct.p50.toFixed(2)} ms p99 ${latency.direct.p99.toFixed(2)} ms; through HAProxy p50 ${latency.proxied.p50.toFixed(2)} ms p99 ${latency.proxied.p99.toFixed(2)} ms`);
@@ -326,6 +373,7 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
 
   await load.stop();
 
+
   // HAProxy's own answer when no replica can take a request: every server put in
   // maintenance through the admin socket for one request, then back.
   for (const replica of replicas) await askSocket(haproxy.socketPath, `disable server cutout/${replica.name}`);
@@ -359,11 +407,21 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
       `connections open at the end: ${JSON.stringify(countersAfter.postgresConnections)}\n`,
   );
   process.stdout.write(`Replicas' memory at the end (resident now / peak since their last start): ${memory.map((m) => `${m.name} ${m.rssMiB} / ${m.peakMiB} MiB`).join(', ')}\n`);
+  // Last, once the load's figures are taken: the job's own Redis and PostgreSQL work is not the load's.
+  const jobs = await jobsPhase();
+  process.stdout.write(
+    `Jobs across replicas: ${jobs.items} images in ${jobs.seconds.toFixed(1)} s (${jobs.itemsPerSecond.toFixed(2)} images/s on two replicas, one killed after ${jobs.succeededAtKill}), ${jobs.redone} started again\n`,
+  );
   const failures = load.outcomes.filter(failed);
   if (failures.length) process.stdout.write(`\nFailed requests:\n${failures.map((o) => `  ${o.requestId} sent at ${(o.start / 1000).toFixed(1)} s: ${outcomeLabel(o)}`).join('\n')}\n`);
+  await writeFile(join(cluster.dir, 'outcomes.json'), JSON.stringify({ phases, outcomes: load.outcomes, latency, countersBefore, countersAfter, memory, jobs }, null, 2));
+  return summarizeChecks();
+}
+
+/** Prints how many checks held; the exit code: 1 when one failed. */
+function summarizeChecks(): number {
   const bad = checks.filter((c) => !c.ok);
   process.stdout.write(`\n${checks.length - bad.length} of ${checks.length} checks held${bad.length ? `; FAILED: ${bad.map((c) => c.what).join('; ')}` : ''}\n`);
-  await writeFile(join(cluster.dir, 'outcomes.json'), JSON.stringify({ phases, outcomes: load.outcomes, latency, countersBefore, countersAfter, memory }, null, 2));
   return bad.length ? 1 : 0;
 }
 

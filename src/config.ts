@@ -180,9 +180,22 @@ export const ConfigSchema = Type.Object({
     Type.String({
       env: 'REDIS_URL',
       pattern: '^rediss?://',
-      description: 'Redis URL (redis://…) to share rate-limit counts and sign-in throttling between processes. Unset: counted in each process\'s memory.',
+      description:
+        'Redis URL (redis://…) to share rate-limit counts and sign-in throttling between processes, and to share the jobs\' images between replicas through BullMQ (docs/jobs.md). Unset: counted in each process\'s memory, and jobs run on one node.',
     }),
   ),
+  jobQueue: Type.String({
+    env: 'CUTOUT_JOB_QUEUE',
+    default: 'cutout-job-items',
+    pattern: '^[A-Za-z0-9_-]{1,100}$',
+    description: 'With REDIS_URL: the BullMQ queue the replicas share the jobs\' images through; deployments that share one Redis need one name each.',
+  }),
+  jobStalledMs: Type.Integer({
+    env: 'CUTOUT_JOB_STALLED_MS',
+    default: 30_000,
+    minimum: 500,
+    description: 'With REDIS_URL: how long a replica holds an image of a job without renewing its lock before another replica takes it over (BullMQ\'s lock duration and stalled check), in ms.',
+  }),
   requestTimeoutMs: Type.Integer({
     env: 'CUTOUT_REQUEST_TIMEOUT_MS',
     default: 60_000,

@@ -115,6 +115,31 @@ for (const engine of storeEngines()) {
       expect((await fresh.store.findJobItem(job.id, 0))?.state).toBe('queued');
     });
 
+    it('claims a given item from queued or from a lost claim, once per attempt, and never a finished or cancelled one', async () => {
+      const token = await userToken(fresh.store);
+      const job = newJob(token);
+      await fresh.store.createJob(job, urls(3));
+      expect(await fresh.store.listQueuedJobItems(job.id, -1, 10)).toEqual([0, 1, 2]);
+      expect(await fresh.store.countQueuedJobItems()).toBe(3);
+      const first = (await fresh.store.claimJobItemAt(job.id, 1))!;
+      expect(first).toMatchObject({ jobId: job.id, index: 1, imageUrl: 'https://example.com/1.jpg', userTokenId: token, options: { format: 'webp', crop: true }, attempt: 1 });
+      expect((await fresh.store.findJob(job.id, token))?.status).toBe('running');
+      expect(await fresh.store.listQueuedJobItems(job.id, 0, 10)).toEqual([2]);
+      expect(await fresh.store.countQueuedJobItems()).toBe(2);
+      // Another replica takes it over (the first one's lock was lost): only the new claim may end it.
+      const second = (await fresh.store.claimJobItemAt(job.id, 1))!;
+      expect(second.attempt).toBe(2);
+      const success = { state: 'succeeded', resultPath: 'x', contentType: 'image/png', megapixels: 1 } as const;
+      expect(await fresh.store.finishJobItem(first, success, at(1))).toBe(false);
+      expect(await fresh.store.finishJobItem(second, success, at(1))).toBe(true);
+      expect(await fresh.store.claimJobItemAt(job.id, 1)).toBeUndefined();
+      expect(await fresh.store.claimJobItemAt(job.id, 7)).toBeUndefined();
+      expect(await fresh.store.cancelJob(job.id, at(2))).toBe(true);
+      expect(await fresh.store.claimJobItemAt(job.id, 2)).toBeUndefined();
+      expect(await fresh.store.countQueuedJobItems()).toBe(0);
+      expect((await fresh.store.findJobItem(job.id, 1))?.attempts).toBe(2);
+    });
+
     it('cancels the waiting and running items of an unfinished job only, and keeps the finished ones', async () => {
       const token = await userToken(fresh.store);
       const job = newJob(token);

@@ -150,8 +150,9 @@ describe('a job', () => {
     // The job's 3 and the 2 synchronous requests: each counted as such a request is.
     expect(usage(t)).toEqual({ succeeded: 1, refused: 2, failed: 2 });
     const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
-    expect(metrics).toContain('cutout_job_items_total{state="succeeded"} 1');
-    expect(metrics).toContain('cutout_job_items_total{state="failed"} 2');
+    expect(metrics).toContain('cutout_job_items_total{state="succeeded",code=""} 1');
+    expect(metrics).toContain('cutout_job_items_total{state="failed",code="image_decode_failed"} 1');
+    expect(metrics).toContain('cutout_job_items_total{state="failed",code="upstream_fetch_failed"} 1');
   });
 
   it('refuses a bad option as the removal endpoints do, and an empty or too long list', async () => {
@@ -198,6 +199,8 @@ describe('interactive requests first', () => {
     const { id } = (await createJob(t, auth, { images: images('/photo/d0.png') })).json();
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect([segmenter.runs, (await get(t, auth, `/api/v1/jobs/${id}`)).json().counts.queued]).toEqual([0, 1]);
+    // The gauge counts it too, read from the store at the scrape.
+    expect((await t.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^cutout_job_items_queued 1$/m);
   });
 });
 

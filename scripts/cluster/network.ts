@@ -71,6 +71,8 @@ async function createNamespaces(count: number): Promise<ClusterNetwork> {
       await inNs('addr', 'add', `${replicaAddress}/24`, 'dev', nsIf);
       await inNs('link', 'set', nsIf, 'up');
       await inNs('link', 'set', 'lo', 'up');
+      // Through the host: a replica reaches the others' host addresses too (a server the run starts, on one URL for all).
+      await inNs('route', 'add', 'default', 'via', hostAddress);
       replicas.push({ name: `r${i}`, host: replicaAddress, port: 8080, servicesHost: hostAddress, wrap: (command) => ['ip', 'netns', 'exec', ns, ...command] });
     }
     return {

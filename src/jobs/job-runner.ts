@@ -1,55 +1,27 @@
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import { CutoutError, type ErrorCode } from '../errors.js';
-import { toCutoutError } from '../http/error-handler.js';
 import type { InferenceQueue } from '../inference/inference-queue.js';
 import type { DrainState } from '../lifecycle/drain-state.js';
 import type { ModelService } from '../model/model-service.js';
-import { readOptions } from '../options/read-options.js';
-import { ENCODED_TYPES } from '../pipeline/answer-spec.js';
-import type { RemovalService } from '../removal/removal-service.js';
 import type { ClaimedJobItem } from '../store/job-records.js';
-import type { Store } from '../store/store.js';
 import { jobOrder, tookTurn, type Turns } from './job-turns.js';
-import { resultPath } from './result-files.js';
+import type { JobWork } from './job-work.js';
+import { ItemStop, runJobItem, type ItemRunParts } from './run-job-item.js';
 
-/** What the runner needs of the process: the store, the removal service and the model's queue. */
-export interface JobRunnerParts {
+/** What the runner needs of the process: what working on an item needs, and the model's queue. */
+export interface JobRunnerParts extends ItemRunParts {
   config: Pick<Config, 'dataDir' | 'requestTimeoutMs' | 'inferenceConcurrency'>;
-  store: Store;
-  removals: Pick<RemovalService, 'fetch' | 'remove'>;
   queue: Pick<InferenceQueue, 'idle'>;
   model: Pick<ModelService, 'ready'>;
   /** Once the process drains (SIGTERM), no new item is started; those under way finish or go back at close. */
   drain?: Pick<DrainState, 'draining'>;
-  log: FastifyBaseLogger;
   /** Items worked on at once; default the model's concurrency (CUTOUT_INFERENCE_CONCURRENCY). */
   inFlight?: number;
-  /** Told of every item that ended (the metrics count them). */
-  onItemEnd?: (state: 'succeeded' | 'failed') => void;
   /** How often the runner looks again for idle capacity and new work, in ms; default 250. */
   pollMs?: number;
-  now?: () => Date;
 }
 
-/**
- * Errors that say the server, not the image, was in the way: the item goes back to the queue
- * for another attempt, up to {@link MAX_ATTEMPTS}.
- */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['queue_full', 'not_ready', 'store_unavailable']);
-const MAX_ATTEMPTS = 3;
 /** Every this many polls the runner reads the store even if nothing woke it (a job made by another process). */
 const RESCAN_POLLS = 20;
-
-/** Abort reasons the runner gives its own items. */
-class RunnerStop extends Error {
-  constructor(readonly why: 'stopping' | 'cancelled') {
-    super(`job item ${why}`);
-    this.name = 'RunnerStop';
-  }
-}
 
 /**
  * The embedded runner: works through the jobs' queued items from the store, one image at a
@@ -67,10 +39,9 @@ class RunnerStop extends Error {
  *
  * @example const runner = new JobRunner({ config, store, removals, queue, model, log }); await runner.start()
  */
-export class JobRunner {
+export class JobRunner implements JobWork {
   readonly #parts: JobRunnerParts;
   readonly #inFlight: number;
-  readonly #now: () => Date;
   readonly #items = new Map<string, { claim: ClaimedJobItem; controller: AbortController; done: Promise<void> }>();
   readonly #turns: Turns = { lastJobOf: new Map() };
   #mayHaveWork = true;
@@ -84,7 +55,6 @@ export class JobRunner {
   constructor(parts: JobRunnerParts) {
     this.#parts = parts;
     this.#inFlight = parts.inFlight ?? parts.config.inferenceConcurrency;
-    this.#now = parts.now ?? (() => new Date());
   }
 
   /** Items being worked on now. */
@@ -113,16 +83,26 @@ export class JobRunner {
     void this.#tick();
   }
 
+  /** A job was stored: look for its items now. */
+  async jobMade(): Promise<void> {
+    this.wake();
+  }
+
+  /** Its queued items in the store, across the open jobs. */
+  queuedItems(): Promise<number> {
+    return this.#parts.store.countQueuedJobItems();
+  }
+
   /** Stops the job's items in flight; the store has already marked them cancelled. */
-  cancel(jobId: string): void {
-    for (const { claim, controller } of this.#items.values()) if (claim.jobId === jobId) controller.abort(new RunnerStop('cancelled'));
+  async cancel(jobId: string): Promise<void> {
+    for (const { claim, controller } of this.#items.values()) if (claim.jobId === jobId) controller.abort(new ItemStop('cancelled'));
   }
 
   /** Stops taking items, drops those in flight back into the queue for the next start, and waits for them. */
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
-    for (const { controller } of this.#items.values()) controller.abort(new RunnerStop('stopping'));
+    for (const { controller } of this.#items.values()) controller.abort(new ItemStop('stopping'));
     await Promise.allSettled([...this.#items.values()].map((item) => item.done));
   }
 
@@ -169,63 +149,15 @@ export class JobRunner {
   #begin(claim: ClaimedJobItem): void {
     const key = `${claim.jobId}/${claim.index}`;
     const controller = new AbortController();
-    const done = this.#run(claim, controller.signal).finally(() => {
-      this.#items.delete(key);
-      void this.#tick();
-    });
+    const done = runJobItem(this.#parts, claim, controller.signal)
+      .then((end) => {
+        if (end === 'returned') this.#mayHaveWork = true;
+      })
+      .finally(() => {
+        this.#items.delete(key);
+        void this.#tick();
+      });
     this.#items.set(key, { claim, controller, done });
   }
-
-  async #run(claim: ClaimedJobItem, signal: AbortSignal): Promise<void> {
-    const { config, store, removals, log } = this.#parts;
-    const deadlineMs = config.requestTimeoutMs;
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new CutoutError('deadline_exceeded', `The image did not finish within ${deadlineMs} ms.`)), deadlineMs);
-    const both = AbortSignal.any([signal, deadline.signal]);
-    try {
-      const options = readOptions(claim.options, 'native');
-      const photo = claim.inputPath ? await readFile(join(config.dataDir, claim.inputPath)) : await removals.fetch(claim.imageUrl ?? '', 'image_url', both);
-      if (photo.length === 0) throw new CutoutError('invalid_request', 'The image is empty (0 bytes).');
-      const result = await removals.remove(photo, both, { options });
-      const path = resultPath(claim.jobId, claim.index, result.format);
-      await writeAtomically(join(config.dataDir, path), result.bytes);
-      const megapixels = (result.input.width * result.input.height) / 1e6;
-      const ended = await store.finishJobItem(claim, { state: 'succeeded', resultPath: path, contentType: ENCODED_TYPES[result.format], megapixels }, this.#now().toISOString());
-      if (ended) this.#parts.onItemEnd?.('succeeded');
-      // An uploaded image is no longer needed once its result is kept.
-      if (ended && claim.inputPath) await rm(join(config.dataDir, claim.inputPath), { force: true });
-    } catch (error) {
-      await this.#failed(claim, signal.aborted ? signal.reason : error).catch((storeError: unknown) => {
-        // The item stays `running` in the store; the next start queues it again.
-        log.warn({ err: storeError, job: claim.jobId, item: claim.index }, 'a job item\'s end could not be recorded');
-      });
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  async #failed(claim: ClaimedJobItem, error: unknown): Promise<void> {
-    const { store, log } = this.#parts;
-    if (error instanceof RunnerStop) {
-      if (error.why === 'stopping') await store.returnJobItem(claim);
-      return;
-    }
-    const problem = toCutoutError(error);
-    if (RETRYABLE.has(problem.code) && claim.attempt < MAX_ATTEMPTS) {
-      await store.returnJobItem(claim);
-      this.#mayHaveWork = true;
-      return;
-    }
-    if (problem.code === 'internal_error') log.error({ err: error, job: claim.jobId, item: claim.index }, 'a job item failed');
-    const ended = await store.finishJobItem(claim, { state: 'failed', problemCode: problem.code, problemDetail: problem.message, status: problem.status }, this.#now().toISOString());
-    if (ended) this.#parts.onItemEnd?.('failed');
-  }
 }
 
-/** Writes beside the file, then renames: a reader never sees half a result. */
-async function writeAtomically(path: string, bytes: Uint8Array): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const partial = `${path}.partial`;
-  await writeFile(partial, bytes);
-  await rename(partial, path);
-}

@@ -8,7 +8,7 @@ import type { Store } from '../store/store.js';
 import { takeJobOptions, type JobList } from './job-request.js';
 import { newJobId } from './job-ids.js';
 import { checkWebhookUrl, type WebhookAddressRules } from './webhook-address.js';
-import type { JobRunner } from './job-runner.js';
+import type { JobWork } from './job-work.js';
 import { readJobUpload } from './job-upload.js';
 import { jobSummary } from './job-view.js';
 import { jobFolder, resultFileName } from './result-files.js';
@@ -39,7 +39,7 @@ export interface MadeJob {
 export interface JobServiceDeps {
   config: Config;
   store: Store;
-  runner: JobRunner;
+  runner: JobWork;
   /** The address rules a job's `webhook_url` is held to (those of image URLs). */
   webhookRules: WebhookAddressRules;
 }
@@ -97,7 +97,7 @@ export class JobService {
 
   /**
    * Makes a job, or answers the one its Idempotency-Key made: the one way every job request
-   * ends, with the token's caps checked and the runner woken.
+   * ends, with the token's caps checked and the runner told of the job.
    */
   async make(userTokenId: string, key: string | null, draft: JobDraft): Promise<MadeJob> {
     const { config, store, runner } = this.deps;
@@ -123,16 +123,18 @@ export class JobService {
       if (other) return counted(other);
       throw error;
     }
-    // Read before the runner is woken, so that the answer shows the job as made.
-    const made = await counted((await store.findJob(job.id, userTokenId))!);
-    runner.wake();
+    // Read before the runner is told, so that the answer shows the job as made; the answer
+    // does not wait for the runner (across replicas, it hands every image to BullMQ; it never throws).
+    const stored = (await store.findJob(job.id, userTokenId))!;
+    const made = await counted(stored);
+    void runner.jobMade(stored);
     return made;
   }
 
   /** Cancels a job's waiting and running items; a finished job stays as it was. Answers the job as it is now. */
   async cancel(job: JobRecord): Promise<JobRecord> {
     const { store, runner } = this.deps;
-    if (await store.cancelJob(job.id, new Date().toISOString())) runner.cancel(job.id);
+    if (await store.cancelJob(job.id, new Date().toISOString())) await runner.cancel(job.id);
     return (await store.findJob(job.id, job.userTokenId))!;
   }
 

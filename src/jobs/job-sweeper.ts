@@ -10,8 +10,16 @@ export interface JobSweeperParts {
   /** CUTOUT_JOB_RETENTION: seconds a finished job is kept. */
   retentionSeconds: number;
   log: FastifyBaseLogger;
+  /**
+   * Across replicas: a sweep runs only while this process holds the lease
+   * (`redis-lease.ts`), so that one replica at a time deletes. Absent on one node.
+   */
+  lease?: { held(): Promise<boolean>; release(): Promise<void> };
   now?: () => Date;
 }
+
+/** How often the sweeper runs for a retention of `retentionSeconds`: a tenth of it, at most every ten minutes. */
+export const sweepEveryMs = (retentionSeconds: number): number => Math.min(600_000, (retentionSeconds * 1000) / 10);
 
 /**
  * Deletes the jobs that finished more than the retention ago, their results first and then
@@ -31,13 +39,12 @@ export class JobSweeper {
 
   /** Sweeps now and then every tenth of the retention (at most every ten minutes). */
   start(): void {
-    const everyMs = Math.min(600_000, (this.#parts.retentionSeconds * 1000) / 10);
     void this.sweep();
-    this.#timer = setInterval(() => void this.sweep(), everyMs);
+    this.#timer = setInterval(() => void this.sweep(), sweepEveryMs(this.#parts.retentionSeconds));
     this.#timer.unref();
   }
 
-  /** Deletes the expired jobs as of `at` (default now); returns how many. */
+  /** Deletes the expired jobs as of `at` (default now); returns how many (0 when another replica holds the lease). */
   sweep(at: Date = (this.#parts.now ?? (() => new Date()))()): Promise<number> {
     this.#sweeping ??= this.#sweep(at).finally(() => (this.#sweeping = undefined));
     return this.#sweeping;
@@ -46,11 +53,13 @@ export class JobSweeper {
   async close(): Promise<void> {
     clearInterval(this.#timer);
     await this.#sweeping;
+    await this.#parts.lease?.release();
   }
 
   async #sweep(at: Date): Promise<number> {
-    const { store, dataDir, retentionSeconds, log } = this.#parts;
+    const { store, dataDir, retentionSeconds, log, lease } = this.#parts;
     try {
+      if (lease && !(await lease.held())) return 0;
       const expired = await store.listJobsFinishedBefore(new Date(at.getTime() - retentionSeconds * 1000).toISOString());
       for (const jobId of expired) {
         await rm(join(dataDir, jobFolder(jobId)), { recursive: true, force: true });

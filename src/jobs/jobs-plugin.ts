@@ -1,14 +1,17 @@
 import fp from 'fastify-plugin';
+import { RedisLease } from '../redis/redis-lease.js';
+import { FleetRunner } from './fleet-runner.js';
 import { JobRunner } from './job-runner.js';
 import { jobRoutes } from './job-routes.js';
 import { JobService } from './job-service.js';
-import { JobSweeper } from './job-sweeper.js';
+import { JobSweeper, sweepEveryMs } from './job-sweeper.js';
+import type { JobWork } from './job-work.js';
 import { webhookAddressRules } from './webhook-address.js';
 import { WebhookSender } from './webhook-sender.js';
 
 /** The jobs' long-lived parts, for the routes (the API's and the dashboard's) and for tests. */
 export interface Jobs {
-  runner: JobRunner;
+  runner: JobWork;
   sweeper: JobSweeper;
   webhooks: WebhookSender;
   /** Makes, cancels and zips jobs for whichever route asks. */
@@ -22,18 +25,28 @@ declare module 'fastify' {
 }
 
 /**
- * Jobs, on one node: the routes, the runner that works through the items with the capacity
- * the removal endpoints leave idle, and the sweeper that deletes expired jobs. The runner
- * and the sweeper start once the app is ready and stop when it closes, before the store.
+ * Jobs: the routes, the runner that works through the items with the capacity the removal
+ * endpoints leave idle, and the sweeper that deletes expired jobs. On one node (no
+ * REDIS_URL) the runner is the embedded one, reading the store; with REDIS_URL the items go
+ * through BullMQ (`fleet-runner.ts`) and one replica at a time sweeps, under a Redis lease.
+ * The runner and the sweeper start once the app is ready and stop when it closes, before
+ * the store.
  *
  * @example await app.register(jobsPlugin)
  */
 export const jobsPlugin = fp(
   async (app) => {
-    const { config, store, removals, queue, model, drain, webhookSecrets } = app;
+    const { config, store, removals, queue, model, drain, redis, webhookSecrets } = app;
     const log = app.log.child({ component: 'jobs' });
-    const runner = new JobRunner({ config, store, removals, queue, model, drain, log, onItemEnd: (state) => app.metrics?.countJobItem(state) });
-    const sweeper = new JobSweeper({ store, dataDir: config.dataDir, retentionSeconds: config.jobRetention, log });
+    const onItemEnd = (state: 'succeeded' | 'failed', code?: string) => app.metrics?.countJobItem(state, code);
+    const { redisUrl } = config;
+    const runner: JobWork =
+      redis && redisUrl
+        ? new FleetRunner({ config: { ...config, redisUrl }, store, removals, queue, model, drain, redis, log, onItemEnd })
+        : new JobRunner({ config, store, removals, queue, model, drain, log, onItemEnd });
+    // A lease twice the sweep's period: a holder that dies is replaced by the second sweep after it.
+    const lease = redis && new RedisLease(redis, `cutout:${config.jobQueue}:sweeper`, 2 * sweepEveryMs(config.jobRetention));
+    const sweeper = new JobSweeper({ store, dataDir: config.dataDir, retentionSeconds: config.jobRetention, log, lease });
     const webhookRules = webhookAddressRules(config);
     const webhooks = new WebhookSender({
       store,
@@ -44,6 +57,7 @@ export const jobsPlugin = fp(
     });
     const service = new JobService({ config, store, runner, webhookRules });
     app.decorate('jobs', { runner, sweeper, webhooks, service });
+    app.metrics?.readJobItemsQueued(() => runner.queuedItems());
     app.addHook('onReady', async () => {
       await runner.start();
       sweeper.start();
@@ -56,5 +70,5 @@ export const jobsPlugin = fp(
     });
     await app.register(jobRoutes, { service });
   },
-  { name: 'cutout-jobs', dependencies: ['cutout-services', 'cutout-auth', 'cutout-metrics'] },
+  { name: 'cutout-jobs', dependencies: ['cutout-services', 'cutout-auth', 'cutout-metrics', 'cutout-redis'] },
 );

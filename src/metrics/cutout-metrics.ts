@@ -52,8 +52,9 @@ export class CutoutMetrics {
   readonly #inference: Histogram<'model'>;
   readonly #removal: Histogram;
   readonly #secondLooks: Counter;
-  readonly #jobItems: Counter<'state'>;
+  readonly #jobItems: Counter<'state' | 'code'>;
   readonly #webhookDeliveries: Counter<'outcome'>;
+  #jobItemsQueued: (() => Promise<number>) | undefined;
 
   /** `memory`: the removals' memory budget (`RemovalService.memory`), read when Prometheus scrapes. */
   constructor(queue: QueueCounts, memory?: () => MemoryCounts) {
@@ -86,8 +87,8 @@ export class CutoutMetrics {
     });
     this.#jobItems = new Counter({
       name: 'cutout_job_items_total',
-      help: 'Images of jobs that ended, by state: succeeded, or failed (with the code the removal endpoints would answer). Cancelled ones are not counted.',
-      labelNames: ['state'],
+      help: 'Images of jobs that ended, by state: succeeded, or failed with the code the removal endpoints would answer for it. Cancelled ones are not counted.',
+      labelNames: ['state', 'code'],
       registers,
     });
     this.#webhookDeliveries = new Counter({
@@ -95,6 +96,18 @@ export class CutoutMetrics {
       help: 'Job webhook attempts, by outcome: delivered (a 2xx), retried (another attempt is scheduled), failed (no 2xx within the retry window).',
       labelNames: ['outcome'],
       registers,
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'cutout_job_items_queued',
+      help: 'Images of jobs waiting to be started: on one node, in its store; across replicas, in the shared BullMQ queue (every replica reports the same number).',
+      registers,
+      async collect() {
+        // A store or Redis away leaves the gauge out of this scrape rather than failing it.
+        const queued = await metrics.#jobItemsQueued?.().catch(() => undefined);
+        if (queued === undefined) this.reset();
+        else this.set(queued);
+      },
     });
     new Gauge({
       name: 'cutout_queue_waiting_images',
@@ -158,14 +171,19 @@ export class CutoutMetrics {
     this.#removal.observe(totalSeconds);
   }
 
-  /** Counts one image of a job that ended. */
-  countJobItem(state: 'succeeded' | 'failed'): void {
-    this.#jobItems.inc({ state });
+  /** Counts one image of a job that ended; a failed one with its problem code (a registered one). */
+  countJobItem(state: 'succeeded' | 'failed', code = ''): void {
+    this.#jobItems.inc({ state, code: state === 'failed' ? code : '' });
   }
 
   /** Counts one job webhook attempt by what followed it. */
   countWebhookDelivery(outcome: 'delivered' | 'retried' | 'failed'): void {
     this.#webhookDeliveries.inc({ outcome });
+  }
+
+  /** Where `cutout_job_items_queued` reads its count at each scrape (the jobs' runner). */
+  readJobItemsQueued(read: () => Promise<number>): void {
+    this.#jobItemsQueued = read;
   }
 
   /** The Prometheus text exposition of every metric. */

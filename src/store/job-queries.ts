@@ -202,6 +202,58 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
       });
     },
 
+    async claimJobItemAt(jobId, index) {
+      return db.transaction().execute(async (trx): Promise<ClaimedJobItem | undefined> => {
+        const job = await trx.selectFrom('jobs').select(['user_token_id', 'options']).where('id', '=', jobId).where('status', 'in', OPEN).executeTakeFirst();
+        if (!job) return undefined;
+        const item = await trx
+          .selectFrom('job_items')
+          .select(['image_url', 'input_path', 'attempts'])
+          .where('job_id', '=', jobId)
+          .where('item_index', '=', index)
+          .where('state', 'in', OPEN)
+          .executeTakeFirst();
+        if (!item) return undefined;
+        const attempt = Number(item.attempts) + 1;
+        // Conditional on the attempt read: of two replicas claiming at once, one wins.
+        const taken = await trx
+          .updateTable('job_items')
+          .set({ state: 'running', attempts: attempt })
+          .where('job_id', '=', jobId)
+          .where('item_index', '=', index)
+          .where('state', 'in', OPEN)
+          .where('attempts', '=', attempt - 1)
+          .executeTakeFirst();
+        if (Number(taken.numUpdatedRows) === 0) return undefined;
+        await trx.updateTable('jobs').set({ status: 'running' }).where('id', '=', jobId).where('status', '=', 'queued').execute();
+        return { jobId, index, imageUrl: item.image_url, inputPath: item.input_path, userTokenId: job.user_token_id, options: JSON.parse(job.options) as Record<string, unknown>, attempt };
+      });
+    },
+
+    async countQueuedJobItems() {
+      const row = await db
+        .selectFrom('job_items as i')
+        .innerJoin('jobs as j', 'j.id', 'i.job_id')
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .where('j.status', 'in', OPEN)
+        .where('i.state', '=', 'queued')
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    },
+
+    async listQueuedJobItems(jobId, afterIndex, limit) {
+      const rows = await db
+        .selectFrom('job_items')
+        .select('item_index')
+        .where('job_id', '=', jobId)
+        .where('state', '=', 'queued')
+        .where('item_index', '>', afterIndex)
+        .orderBy('item_index')
+        .limit(limit)
+        .execute();
+      return rows.map((row) => Number(row.item_index));
+    },
+
     async finishJobItem(claim, outcome, at) {
       return db.transaction().execute(async (trx) => {
         const ended = await trx

@@ -116,6 +116,17 @@ export interface JobStore {
   /** Takes the job's first queued item for the runner, if another did not take it first. */
   claimJobItem(jobId: string): Promise<ClaimedJobItem | undefined>;
   /**
+   * Takes one given item for a runner of the fleet (BullMQ handed it over): from `queued`, or
+   * from `running` when another replica's claim on it was lost (that replica died or stopped
+   * renewing its lock), counting a new attempt either way so that only this claim can end it.
+   * Undefined when the item is finished or cancelled, or its job is gone.
+   */
+  claimJobItemAt(jobId: string, index: number): Promise<ClaimedJobItem | undefined>;
+  /** Queued items of unfinished jobs, over all jobs: the `cutout_job_items_queued` gauge. */
+  countQueuedJobItems(): Promise<number>;
+  /** The indexes of a job's queued items, in order, from `afterIndex` on, at most `limit`. */
+  listQueuedJobItems(jobId: string, afterIndex: number, limit: number): Promise<number[]>;
+  /**
    * Ends a claimed item and, in the same transaction, counts it in the token's usage as a
    * synchronous request would be counted, and marks the job done when it was its last item.
    * False, and nothing written, when the claim is no longer the item's (cancelled, or taken
