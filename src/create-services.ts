@@ -2,7 +2,7 @@ import { TokenService } from './auth/token-service.js';
 import type { Config } from './config.js';
 import type { Services } from './http/services.js';
 import { InferenceQueue } from './inference/inference-queue.js';
-import { WebhookSecrets } from './jobs/webhook-secrets.js';
+import { WebhookSecrets } from './auth/webhook-secrets.js';
 import { DrainState } from './lifecycle/drain-state.js';
 import { ModelService } from './model/model-service.js';
 import { FinishLanes } from './pipeline/finish-lanes.js';

@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressPolicy } from '../src/fetch/address-policy.js';
-import { WebhookSecrets } from '../src/jobs/webhook-secrets.js';
+import { WebhookSecrets } from '../src/auth/webhook-secrets.js';
 import { WebhookSender } from '../src/jobs/webhook-sender.js';
-import { signWebhook } from '../src/jobs/webhook-signature.js';
+import { signWebhook } from '../src/auth/webhook-signature.js';
 import { openSqliteStore } from '../src/store/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
 

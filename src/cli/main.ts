@@ -5,7 +5,7 @@ import { AccountInputError, AccountService, normalizeEmail } from '../dashboard/
 import { openStore } from '../store/open-store.js';
 import { AccountEmailTakenError, TokenNameTakenError, type Account, type UserToken } from '../store/store.js';
 import { ModelCatalogError } from '../model/installed-models.js';
-import { WebhookSecrets } from '../jobs/webhook-secrets.js';
+import { WebhookSecrets } from '../auth/webhook-secrets.js';
 import { JOBS_USAGE } from './jobs-command.js';
 import { MODELS_USAGE } from './models-command.js';
 import { printTable } from './print-table.js';

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { TokenService } from '../auth/token-service.js';
 import type { Config } from '../config.js';
 import type { InferenceQueue } from '../inference/inference-queue.js';
-import type { WebhookSecrets } from '../jobs/webhook-secrets.js';
+import type { WebhookSecrets } from '../auth/webhook-secrets.js';
 import type { DrainState } from '../lifecycle/drain-state.js';
 import type { ModelService } from '../model/model-service.js';
 import type { RemovalService } from '../removal/removal-service.js';

@@ -4,8 +4,8 @@ import type { WebhookClaim, WebhookNext } from '../store/webhook-records.js';
 import type { WebhookAddressRules } from './webhook-address.js';
 import { jobSummary } from './job-view.js';
 import { postWebhook, type WebhookPostResult } from './webhook-post.js';
-import type { WebhookSecrets } from './webhook-secrets.js';
-import { SIGNATURE_HEADER, signWebhook, WEBHOOK_ID_HEADER } from './webhook-signature.js';
+import type { WebhookSecrets } from '../auth/webhook-secrets.js';
+import { SIGNATURE_HEADER, signWebhook, WEBHOOK_ID_HEADER } from '../auth/webhook-signature.js';
 
 /** When to try again, and for how long. */
 export interface WebhookSchedule {

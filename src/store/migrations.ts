@@ -134,7 +134,7 @@ const migrations: Record<string, Migration> = {
   // outbox on the job's row), which the webhook sender claims with a lease, so that replicas
   // sharing the database never send the same attempt twice. Each attempt is kept for the job's
   // answer. A user token keeps only the generation of its signing secret; the secret itself is
-  // derived from the server's webhook key (src/jobs/webhook-secrets.ts).
+  // derived from the server's webhook key (src/auth/webhook-secrets.ts).
   '0005-job-webhooks': {
     async up(db: Kysely<unknown>) {
       await db.schema.alterTable('jobs').addColumn('webhook_state', 'text').execute();
