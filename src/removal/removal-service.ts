@@ -166,7 +166,7 @@ export class RemovalService {
     const refine = options.refine ?? config.refine;
     const quality = options.quality ?? config.quality;
     const size = await untilAborted(headerSize(photo, config.maxPixels), signal);
-    const side = Math.ceil(Math.sqrt(config.maxPixels));
+    const side = this.#largestSide;
     const uploaded = request.backgroundImage instanceof Uint8Array ? request.backgroundImage : undefined;
     const uploadedSize = uploaded && (await untilAborted(this.#backgroundSize(uploaded, 'bg_image_file'), signal));
     const estimate = estimateRemovalBytes({
@@ -201,9 +201,13 @@ export class RemovalService {
    * an HEIC whose header sharp cannot read counts as the largest one allowed.
    */
   async #backgroundSize(image: Uint8Array, field: string): Promise<{ width: number; height: number; heic: boolean }> {
-    const side = Math.ceil(Math.sqrt(this.#config.maxPixels));
     const size = await headerSize(image, this.#config.maxPixels).catch((error: unknown) => Promise.reject(namedFor(field, error)));
-    return size ?? { width: side, height: side, heic: true };
+    return size ?? { width: this.#largestSide, height: this.#largestSide, heic: true };
+  }
+
+  /** The side of the largest square photo the pixel limit allows: the size of a photo whose header says none. */
+  get #largestSide(): number {
+    return Math.ceil(Math.sqrt(this.#config.maxPixels));
   }
 
   async #removeWithin(
