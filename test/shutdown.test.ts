@@ -41,7 +41,7 @@ afterAll(async () => {
 
 /** A fresh data directory holding one user token, created with the store as the CLI would. */
 async function dataDirWithToken(): Promise<{ dataDir: string; tokenId: string }> {
-  const made = await freshDataDir('cutout-shutdown-');
+  const made = await freshDataDir('cutout-shutdown-', 'shutdown-test');
   dataDirs.push(made.dataDir);
   return made;
 }

@@ -29,12 +29,12 @@ export async function startServer(env: Record<string, string>, timeoutMs = 90_00
   return startServerProcess({ env: childEnv({ CUTOUT_INFERENCE_THREADS: '1', CUTOUT_QUALITY: 'fast', LOG_LEVEL: 'info', ...model, ...env }), readyTimeoutMs: timeoutMs });
 }
 
-/** A fresh SQLite data directory (`mkdtemp` with `prefix`) holding one user token, created with the store as the CLI would. */
-export async function freshDataDir(prefix: string): Promise<{ dataDir: string; tokenId: string }> {
+/** A fresh SQLite data directory (`mkdtemp` with `prefix`) holding one user token named `tokenName`, created with the store as the CLI would. */
+export async function freshDataDir(prefix: string, tokenName = 'test'): Promise<{ dataDir: string; tokenId: string }> {
   const dataDir = await mkdtemp(join(tmpdir(), prefix));
   const store = await openSqliteStore(dataDir);
   try {
-    const { tokenId } = await new TokenService(store, { managedTokenTtl: 600 }).createUserToken('test');
+    const { tokenId } = await new TokenService(store, { managedTokenTtl: 600 }).createUserToken(tokenName);
     return { dataDir, tokenId };
   } finally {
     await store.close();
