@@ -5,7 +5,7 @@ import { InferenceQueue } from './inference/inference-queue.js';
 import { WebhookSecrets } from './auth/webhook-secrets.js';
 import { DrainState } from './lifecycle/drain-state.js';
 import { ModelService } from './model/model-service.js';
-import { FinishLanes } from './pipeline/finish-lanes.js';
+import { FinishThread } from './pipeline/finish-thread.js';
 import { HeicThread } from './pipeline/heic-thread.js';
 import { RemovalService } from './removal/removal-service.js';
 import type { Store } from './store/store.js';
@@ -40,7 +40,7 @@ export function createServices(config: Config, store: Store, options: { model?: 
       executionProvider: config.executionProvider,
     });
   const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax });
-  const finisher = new FinishLanes();
+  const finisher = new FinishThread();
   const heic = new HeicThread();
   const services: Services = {
     config,

@@ -25,10 +25,10 @@ export interface ImageFinishing {
   cancel(): void;
 }
 
-/** What finishes images: one finish thread, or the lanes of two (`finish-lanes.ts`). */
+/** What finishes images: the finish thread, or a test's stand-in. */
 export interface Finisher {
-  /** Begins an image's finishing; `pixels`, the photo's when known, lets lanes choose. */
-  begin(photo: PhotoInput, options: { maxPixels: number; spec: FinishSpec; pixels?: number }): ImageFinishing;
+  /** Begins an image's finishing. */
+  begin(photo: PhotoInput, options: { maxPixels: number; spec: FinishSpec }): ImageFinishing;
   /** Stops once the images being finished have their answers. */
   close(): Promise<void>;
 }

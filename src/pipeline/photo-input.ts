@@ -25,7 +25,7 @@ export type PhotoInput = Uint8Array | DecodedPixels;
 
 /**
  * A photo over this many pixels is large: its full-size work takes seconds, so the HEIC
- * threads, the finish lanes and the model's queue keep small photos from waiting behind it.
+ * threads and the model's queue keep small photos from waiting behind it.
  */
 export const LARGE_PHOTO_PIXELS = 16e6;
 

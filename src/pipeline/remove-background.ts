@@ -66,7 +66,7 @@ export interface RemovedBackground {
 export interface RemoveBackgroundOptions {
   segmenter: Segmenter;
   finisher: Finisher;
-  /** The photo's pixels, when the caller knows them from its header: the finisher's lanes choose by them. */
+  /** The photo's pixels, when the caller knows them from its header: a large photo may be overtaken in the model's queue. */
   pixels?: number;
   maxPixels: number;
   /**
@@ -118,7 +118,7 @@ export async function removeBackground(bytes: PhotoInput, options: RemoveBackgro
   const spec: FinishSpec = { refine: refineSettings(options.refine), pngCompression: options.pngCompression, answer: options.answer ?? DEFAULT_ANSWER };
   const timings: StageTimings = { decode: 0, preprocess: 0, queue: 0, inference: 0, refine: 0, postprocess: 0, compose: 0, encode: 0 };
   const pixels = options.pixels ?? (isDecodedPixels(bytes) ? bytes.image.width * bytes.image.height : undefined);
-  const begin = () => finisher.begin(bytes, { maxPixels, spec, pixels });
+  const begin = () => finisher.begin(bytes, { maxPixels, spec });
 
   const release = slot.claim();
   let finishing = release ? begin() : undefined;
