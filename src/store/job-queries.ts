@@ -56,6 +56,15 @@ async function settleJob(trx: Transaction<Database>, jobId: string, at: string):
  * runner and a cancellation) never both win.
  */
 export function createJobQueries(db: Kysely<Database>): JobStore {
+  /** The job `jobId` if `seen` lets it be seen; the jobs it lets be seen, newest first. */
+  type Seen = ReturnType<typeof ofToken>;
+  const findSeen = async (jobId: string, seen: Seen) => {
+    const row = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).where(seen).executeTakeFirst();
+    return row && toJob(row);
+  };
+  const listSeen = async (seen: Seen, limit: number) =>
+    (await db.selectFrom('jobs').selectAll().where(seen).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute()).map(toJob);
+
   return {
     async createJob(job, items) {
       await db.transaction().execute(async (trx) => {
@@ -100,25 +109,10 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
       await db.updateTable('jobs').set({ idempotency_key: null }).where('id', '=', jobId).execute();
     },
 
-    async findJob(jobId, userTokenId) {
-      const row = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).where(ofToken(userTokenId)).executeTakeFirst();
-      return row && toJob(row);
-    },
-
-    async listJobs(userTokenId, limit) {
-      const rows = await db.selectFrom('jobs').selectAll().where(ofToken(userTokenId)).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
-      return rows.map(toJob);
-    },
-
-    async findJobOfAccount(jobId, accountId) {
-      const row = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).where(ofAccount(accountId)).executeTakeFirst();
-      return row && toJob(row);
-    },
-
-    async listJobsOfAccount(accountId, limit) {
-      const rows = await db.selectFrom('jobs').selectAll().where(ofAccount(accountId)).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
-      return rows.map(toJob);
-    },
+    findJob: (jobId, userTokenId) => findSeen(jobId, ofToken(userTokenId)),
+    listJobs: (userTokenId, limit) => listSeen(ofToken(userTokenId), limit),
+    findJobOfAccount: (jobId, accountId) => findSeen(jobId, ofAccount(accountId)),
+    listJobsOfAccount: (accountId, limit) => listSeen(ofAccount(accountId), limit),
 
     async countJobItems(jobId) {
       const rows = await db
