@@ -24,6 +24,8 @@ describe.skipIf(!redisUrl)('Redis gone for a while: the rate limit', () => {
     t = await startTestApp({ rateLimit: 2, redisUrl: proxy.rewrite(redisUrl!) }, { model: ModelService.ofSegmenter(fakeSegmenter()) });
   });
   afterAll(async () => {
+    // Closed within a second of Redis coming back: the jobs' BullMQ worker is then between two
+    // attempts to reconnect, and its close alone would never end (fleet-runner.ts bounds it).
     await t?.close();
     await proxy?.close();
   });

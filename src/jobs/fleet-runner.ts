@@ -46,6 +46,14 @@ const REQUEUE_EVERY_MS = 30_000;
 /** How long a replica whose model is busy holds an item it took before it lets another replica have it. */
 const HOLD_WHILE_BUSY_MS = 2000;
 
+/**
+ * How long closing waits for BullMQ's worker to let go. Its blocking connection, closed
+ * between two attempts to reconnect to a Redis that was away, never reports its end
+ * (ioredis), and the worker's close would wait for it for ever: past this, the worker's
+ * connections are dropped and closing goes on. Its items are given back before.
+ */
+const WORKER_CLOSE_WAIT_MS = 5000;
+
 /** BullMQ refuses ':' in a custom job id: `<job id>.<index>` is one item, whichever replica adds it. */
 export const itemJobId = (jobId: string, index: number): string => `${jobId}.${index}`;
 
@@ -185,7 +193,16 @@ export class FleetRunner implements JobWork {
     clearTimeout(this.#requeueTimer);
     clearInterval(this.#watchTimer);
     for (const { controller } of this.#items.values()) controller.abort(new ItemStop('stopping'));
-    await this.#worker.close();
+    const waited = new AbortController();
+    const closed = await Promise.race([
+      this.#worker.close().then(() => true),
+      sleep(WORKER_CLOSE_WAIT_MS, false, { signal: waited.signal }).catch(() => false),
+    ]);
+    waited.abort();
+    if (!closed) {
+      this.#parts.log.warn('the jobs\' BullMQ worker did not close in time (Redis was away); its connections are dropped');
+      void this.#worker.disconnect().catch(() => undefined);
+    }
     await this.#queue.close();
     await this.#subscriber.quit().catch(() => this.#subscriber.disconnect());
   }
