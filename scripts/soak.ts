@@ -4,8 +4,9 @@
  * sampled every half second. Prints the peak (VmHWM) and RSS over time, RSS 60 s after the
  * clients stop against before they started, the answers by status and code (and whether every
  * 503 carried Retry-After), the ordinary photos' latency (median, p95) against the same
- * client running alone just before, and how long a request with a private `bg_image_url`
- * (a 0.7 MP photo) takes to be refused, on the idle server and during the soak.
+ * ordinary clients running alone just before (and one of them by itself), and how long a
+ * request with a private `bg_image_url` (a 0.7 MP photo) takes to be refused, on the idle
+ * server and during the soak.
  *
  * Without `--hostile`: only the ordinary clients (`--photo-clients`, a 0.7 MP JPEG each).
  * With `--hostile`, beside them `--heic-clients` clients each sending, in turn, a 49 MP HEIC,
@@ -148,8 +149,14 @@ try {
   console.log(`# Soak: ${minutes} min, ${heicClients} hostile clients, ${photoClients} ordinary clients`);
   console.log(`${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}; load average at start ${machine.loadAverage.join(' ')}; precision ${server.precision}`);
   await send(server, ordinaryShot); // warms the model
+  // "Alone" is the same ordinary clients without the hostile ones, as the target compares them;
+  // one ordinary client by itself is printed beside it.
+  const aloneFor = 1000 * Number(values['alone-seconds']);
+  const single: Outcome[] = [];
+  await client(server, [ordinaryShot], performance.now() + aloneFor, single);
   const alone: Outcome[] = [];
-  await client(server, [ordinaryShot], performance.now() + 1000 * Number(values['alone-seconds']), alone);
+  const aloneUntil = performance.now() + aloneFor;
+  await Promise.all(Array.from({ length: photoClients }, () => client(server, [ordinaryShot], aloneUntil, alone)));
   const loadAlone = load();
   const refusedAlone: Outcome[] = [];
   for (let i = 0; i < 20; i++) refusedAlone.push(await send(server, hostileShots[4]));
@@ -196,8 +203,10 @@ try {
   );
   const ordinaryOk = outcomes.filter((o) => o.kind === 'ordinary 0.7 MP' && o.status === 200);
   const aloneOk = alone.filter((o) => o.status === 200);
+  const singleOk = single.filter((o) => o.status === 200);
   console.log(
-    `ordinary photos: alone ${aloneOk.length} answers, median ${seconds(aloneOk, 50)} s, p95 ${seconds(aloneOk, 95)} s; ` +
+    `ordinary photos: one client by itself median ${seconds(singleOk, 50)} s, p95 ${seconds(singleOk, 95)} s; ` +
+      `the ${photoClients} ordinary clients alone ${aloneOk.length} answers, median ${seconds(aloneOk, 50)} s, p95 ${seconds(aloneOk, 95)} s; ` +
       `beside the others ${ordinaryOk.length} answers, median ${seconds(ordinaryOk, 50)} s, p95 ${seconds(ordinaryOk, 95)} s ` +
       `(${(percentile(ordinaryOk.map((o) => o.ms), 95) / percentile(aloneOk.map((o) => o.ms), 95)).toFixed(2)}× alone)`,
   );

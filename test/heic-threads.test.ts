@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { getEventListeners } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodePhoto } from '../src/pipeline/decode.js';
 import { HeicThread } from '../src/pipeline/heic-thread.js';
 import { isDecodedPixels, type PhotoInput } from '../src/pipeline/photo-input.js';
@@ -119,6 +119,35 @@ describe('HEIC threads', () => {
       expect(threads.threadCount).toBe(1);
       await new Promise((resolve) => setTimeout(resolve, 600));
       expect(threads.threadCount).toBe(0);
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it('a large photo is decoded at the lowest priority (Linux), on a thread ended afterwards; a small one at the default', async () => {
+    // Field 19 of /proc/<pid>/task/<tid>/stat (counted from the state, after the name) is the nice value.
+    const niceValues = async () => {
+      const tasks = await readdir('/proc/self/task');
+      const stats = await Promise.all(tasks.map((task) => readFile(`/proc/self/task/${task}/stat`, 'utf8').catch(() => '')));
+      return stats.filter(Boolean).map((stat) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    };
+    const threads = new HeicThread({ threads: 2, largePixels: 1e6 });
+    try {
+      let lowered = false;
+      const decoding = threads.readable(large, 50e6);
+      let done = false;
+      void decoding.finally(() => (done = true));
+      while (!done) {
+        if ((await niceValues()).includes(19)) lowered = true;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      pixelsOf(await decoding);
+      expect(lowered).toBe(true);
+      // Its thread is ended (a spare one, at the default, may wait for the next small photo).
+      await vi.waitFor(async () => expect(await niceValues()).not.toContain(19));
+      pixelsOf(await threads.readable(tiny, 50e6));
+      expect(threads.threadCount).toBeGreaterThan(0); // kept
+      expect(await niceValues()).not.toContain(19);
     } finally {
       await threads.close();
     }

@@ -13,6 +13,8 @@ export interface HeicRequest {
   maxPixels: number;
   /** The EXIF Orientation still to apply once libheif has applied HEIF's own (`heif-orientation.ts`); 1: none. */
   orientation: number;
+  /** A large photo: the thread lowers its own priority before decoding it, and is ended afterwards. */
+  lowPriority: boolean;
 }
 
 /**

@@ -96,6 +96,8 @@ export class HeicThread {
     const pixels = header && header.width * header.height;
     if (pixels && pixels > maxPixels) throw new CutoutError('too_many_pixels', `The image has more than ${maxPixels} pixels.`);
     const orientation = heifExifOrientation(photo, header?.exif);
+    // A header sharp cannot read counts as large: its size is libheif's to find.
+    const large = !pixels || pixels > this.#largePixels;
     return new Promise((resolve, reject) => {
       if (this.#closed) return reject(new Error('the HEIC threads are closed'));
       const onAbort = () => {
@@ -106,10 +108,9 @@ export class HeicThread {
       };
       // The listener goes with the job: a signal that outlives it must not keep its pixels.
       const settled = () => signal?.removeEventListener('abort', onAbort);
-      // A header sharp cannot read counts as large: its size is libheif's to find.
       const job: Job = {
-        request: { heic: photo, maxPixels, orientation },
-        large: !pixels || pixels > this.#largePixels,
+        request: { heic: photo, maxPixels, orientation, lowPriority: large },
+        large,
         signal,
         resolve: (decoded) => (settled(), resolve(decoded)),
         reject: (error) => (settled(), reject(error)),
@@ -211,7 +212,8 @@ export class HeicThread {
       void worker.terminate();
       return job.reject(result);
     }
-    if (result.decoderBytes > this.#keepDecoderBytes || this.#closed) {
+    // A thread that decoded a large photo lowered its own priority, for good.
+    if (job.large || result.decoderBytes > this.#keepDecoderBytes || this.#closed) {
       this.#workers.delete(worker);
       void worker.terminate();
     } else {

@@ -6,6 +6,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { reportReady } from '../threads/start-worker-thread.js';
+import { LARGE_WORK_NICE, lowerThisThread } from '../threads/thread-priority.js';
 import { toThreadError } from '../threads/thread-error.js';
 import { decodeHeic, decoderMemoryBytes } from './heic-decoder.js';
 import type { HeicRequest, HeicResult } from './heic-protocol.js';
@@ -16,7 +17,8 @@ if (!port) throw new Error('heic-worker must run as a worker thread');
 // image_decode_failed, which the request's own log line reports, so these would only repeat it.
 console.log = () => {};
 
-port.on('message', ({ id, heic, maxPixels, orientation }: HeicRequest) => {
+port.on('message', ({ id, heic, maxPixels, orientation, lowPriority }: HeicRequest) => {
+  if (lowPriority) lowerThisThread(LARGE_WORK_NICE);
   decodeHeic(heic, { maxPixels, orientation }).then(
     (pixels) => port.postMessage({ id, pixels, decoderBytes: decoderMemoryBytes() } satisfies HeicResult),
     (error: unknown) => port.postMessage({ id, error: toThreadError(error), decoderBytes: decoderMemoryBytes() } satisfies HeicResult),
