@@ -51,7 +51,9 @@ interface HeicWorker {
  * waits for at most the small ones before it, not for a large one's seconds of decoding.
  * The decoder's WebAssembly memory grows to the largest image it decoded and is never given
  * back, so a thread is ended once it holds too much, and any thread once it has been idle:
- * after a burst the process returns to the memory it had. Threads start on demand, are
+ * after a burst the process returns to the memory it had. A large photo is decoded at the
+ * lowest priority (`thread-priority.ts`), so that its seconds of decoding give way to the
+ * model's threads; its thread cannot be raised again, and is ended after it. Threads start on demand, are
  * unref'd while idle, and one that crashed fails the photo it held. One per process, owned by
  * the removal service's maker, which closes it.
  *

@@ -90,12 +90,12 @@ async function createPostgresPlace(url: string): Promise<StorePlace> {
     async rawContents() {
       return withClient(url, async (client) => {
         const tables = await client.query<{ table_name: string }>('select table_name from information_schema.tables where table_schema = $1', [schema]);
-        const dumps = await Promise.all(
-          tables.rows.map(async ({ table_name }) => {
-            const rows = await client.query(`select * from ${client.escapeIdentifier(schema)}.${client.escapeIdentifier(table_name)}`);
-            return JSON.stringify(rows.rows);
-          }),
-        );
+        // One query at a time: a pg.Client runs them in turn anyway, and pg 8.23 deprecates overlapping them.
+        const dumps: string[] = [];
+        for (const { table_name } of tables.rows) {
+          const rows = await client.query(`select * from ${client.escapeIdentifier(schema)}.${client.escapeIdentifier(table_name)}`);
+          dumps.push(JSON.stringify(rows.rows));
+        }
         return dumps.join('\n');
       });
     },
