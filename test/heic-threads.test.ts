@@ -136,7 +136,10 @@ describe('HEIC threads', () => {
       let lowered = false;
       const decoding = threads.readable(large, 50e6);
       let done = false;
-      void decoding.finally(() => (done = true));
+      void decoding.then(
+        () => (done = true),
+        () => (done = true),
+      );
       while (!done) {
         if ((await niceValues()).includes(19)) lowered = true;
         await new Promise((resolve) => setTimeout(resolve, 5));
