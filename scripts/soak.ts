@@ -2,7 +2,8 @@
  * A soak: a fresh server (compiled and started as `npm run bench` does, default settings, so
  * the default memory budget) under several clients at once for a number of minutes, its RSS
  * sampled every half second. Prints the peak (VmHWM) and RSS over time, RSS 60 s after the
- * clients stop against before they started, the answers by status and code (and whether every
+ * clients stop against before they started (and what holds it then: threads, memory by kind,
+ * the largest anonymous mappings), the answers by status and code (and whether every
  * 503 carried Retry-After), the ordinary photos' latency (median, p95) against the same
  * ordinary clients running alone just before (and one of them by itself), and how long a
  * request with a private `bg_image_url` (a 0.7 MP photo) takes to be refused, on the idle
@@ -22,7 +23,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -122,6 +123,36 @@ async function client(server: CutoutServer, shots: Shot[], until: number, outcom
   }
 }
 
+/**
+ * What the server holds once the soak is over: its threads by name (an HEIC thread still
+ * alive, say), its memory by kind from smaps_rollup, and its largest anonymous mappings
+ * (V8's heaps, the C library's arenas and the model's arena are anonymous).
+ */
+async function whatStays(pid: number): Promise<string> {
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  const names = new Map<string, number>();
+  for (const task of tasks) {
+    const name = (await readFile(`/proc/${pid}/task/${task}/comm`, 'utf8').catch(() => '?')).trim();
+    names.set(name, (names.get(name) ?? 0) + 1);
+  }
+  const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? NaN);
+  const smaps = await readFile(`/proc/${pid}/smaps`, 'utf8').catch(() => '');
+  const anonymous: number[] = [];
+  for (const block of smaps.split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/)) {
+    const header = block.slice(0, block.indexOf('\n'));
+    const rss = Number(/^Rss:\s+(\d+)/m.exec(block)?.[1] ?? 0);
+    if (header.trim().split(/\s+/).length <= 5 && rss > 0) anonymous.push(rss);
+  }
+  anonymous.sort((a, b) => b - a);
+  const mb = (k: number) => (k / 1024).toFixed(0);
+  return (
+    `threads ${[...names].map(([name, count]) => `${name} × ${count}`).join(', ')}; ` +
+    `RSS ${mb(kb('Rss'))} MiB: anonymous ${mb(kb('Anonymous'))}, file ${mb(kb('Rss') - kb('Anonymous'))}; ` +
+    `largest anonymous mappings ${anonymous.slice(0, 8).map(mb).join(', ')} MiB (${anonymous.length} in all, ${mb(anonymous.reduce((sum, k) => sum + k, 0))} MiB)`
+  );
+}
+
 const buildDir = join(ROOT, 'bench/.build');
 const warning = (await compileServer(ROOT, buildDir)).warning;
 if (warning) console.warn(warning);
@@ -180,6 +211,7 @@ try {
   await sleep(settleSeconds * 1000);
   clearInterval(sampler);
   const settled = await mib('VmRSS');
+  const afterwards = await whatStays(server.pid);
 
   const f = (n: number) => n.toFixed(0);
   const seconds = (list: Outcome[], p: number) => (list.length === 0 ? '–' : (percentile(list.map((o) => o.ms), p) / 1000).toFixed(2));
@@ -217,6 +249,7 @@ try {
       .map((stage) => `${stage} ${percentile(list.map((o) => o.stages?.[stage] ?? 0), 50).toFixed(0)}`)
       .join(', ');
   console.log(`their stages in ms (median of the slowest 10 %): alone ${stageMedians(slowest(aloneOk))}; beside the others ${stageMedians(slowest(ordinaryOk))}`);
+  console.log(`\n${settleSeconds} s after: ${afterwards}`);
 } finally {
   await server.stop();
   await rm(work, { recursive: true, force: true });
