@@ -10,6 +10,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { wholeBuffer } from '../image/raw-image.js';
+import { IdleCollector } from '../threads/idle-collector.js';
 import { reportReady } from '../threads/start-worker-thread.js';
 import { toThreadError } from '../threads/thread-error.js';
 import type { FinishRequest, FinishResult } from './finish-protocol.js';
@@ -19,12 +20,14 @@ import { prepareRefinement } from './refine/refine-cutout.js';
 const port = parentPort;
 if (!port) throw new Error('finish-worker must run as a worker thread');
 const jobs = new Map<number, FinishJob & { error?: unknown }>();
+const collector = new IdleCollector();
 
 function begin({ id, photo, maxPixels, spec }: Extract<FinishRequest, { type: 'begin' }>): void {
   const started = performance.now();
   const job: FinishJob = { spec, maxPixels, photo: beginPhoto(photo, spec, maxPixels), decodeMs: 0 };
   job.photo.then(() => (job.decodeMs = performance.now() - started), () => {}); // a failed decode is reported by finish
   jobs.set(id, job);
+  collector.begin();
 }
 
 function prepare({ id, modelInput }: Extract<FinishRequest, { type: 'prepare' }>): void {
@@ -48,9 +51,12 @@ async function finish({ id, mask, region, view, backgroundImage, backgroundField
 port.on('message', (message: FinishRequest) => {
   if (message.type === 'begin') begin(message);
   else if (message.type === 'prepare') prepare(message);
-  else if (message.type === 'drop') jobs.delete(message.id);
-  else {
-    finish(message).then(
+  else if (message.type === 'drop') {
+    if (jobs.delete(message.id)) collector.end();
+  } else {
+    finish(message)
+      .finally(() => collector.end())
+      .then(
       (result) => {
         const moved = result.bytes && wholeBuffer(result.bytes);
         port.postMessage(result, moved ? [moved as ArrayBuffer] : undefined);

@@ -1,4 +1,5 @@
 import { CutoutError } from '../errors.js';
+import { IdleCollector } from '../threads/idle-collector.js';
 
 /** Bytes a removal holds from the budget; `release` gives them back (once, however often called). */
 export interface MemoryReservation {
@@ -28,6 +29,8 @@ export class MemoryBudget {
   readonly #maxWaiting: number;
   readonly #waiting: Waiter[] = [];
   #reserved = 0;
+  /** Once nothing is reserved for a while, the main thread's garbage (the last images' buffers) is collected. */
+  readonly #idle = new IdleCollector();
 
   /** `maxWaiting`: requests that may wait for memory at once; one more is refused with 503 queue_full. */
   constructor(total: number, options: { maxWaiting: number }) {
@@ -85,7 +88,7 @@ export class MemoryBudget {
   }
 
   #hold(bytes: number): MemoryReservation {
-    this.#reserved += bytes;
+    this.#change(bytes);
     return this.#reservation(bytes);
   }
 
@@ -96,10 +99,18 @@ export class MemoryBudget {
       release: () => {
         if (released) return;
         released = true;
-        this.#reserved -= bytes;
+        this.#change(-bytes);
         this.#admit();
       },
     };
+  }
+
+  /** Changes the bytes reserved; the thread is busy while any are. */
+  #change(delta: number): void {
+    const before = this.#reserved;
+    this.#reserved += delta;
+    if (before === 0 && this.#reserved > 0) this.#idle.begin();
+    else if (before > 0 && this.#reserved === 0) this.#idle.end();
   }
 
   /** Lets in every waiter, in arrival order, whose bytes fit in what is free now. */
@@ -111,7 +122,7 @@ export class MemoryBudget {
         continue;
       }
       this.#waiting.splice(i, 1);
-      this.#reserved += waiter.bytes;
+      this.#change(waiter.bytes);
       waiter.admit();
     }
   }
