@@ -57,12 +57,12 @@ port.on('message', (message: FinishRequest) => {
     finish(message)
       .finally(() => collector.end())
       .then(
-      (result) => {
-        const moved = result.bytes && wholeBuffer(result.bytes);
-        port.postMessage(result, moved ? [moved as ArrayBuffer] : undefined);
-      },
-      (error: unknown) => port.postMessage({ id: message.id, error: toThreadError(error) } satisfies FinishResult),
-    );
+        (result) => {
+          const moved = result.bytes && wholeBuffer(result.bytes);
+          port.postMessage(result, moved ? [moved as ArrayBuffer] : undefined);
+        },
+        (error: unknown) => port.postMessage({ id: message.id, error: toThreadError(error) } satisfies FinishResult),
+      );
   }
 });
 reportReady({});
