@@ -18,20 +18,18 @@
  *
  *   npx tsx scripts/heic-memory.ts [--root DIR] [--side 7000] [--phases one,two,wait] [--jpeg]
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
-import sharp from 'sharp';
+import { parseArgs } from 'node:util';
 import { assembleModel } from '../src/model/assemble-model.js';
 import { decodeHeic, decoderMemoryBytes } from '../src/pipeline/heic-decoder.js';
 import { httpRequest } from './bench/http-load.js';
 import { describeMachine } from './bench/machine.js';
 import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
 import { multipartBody } from './lib/multipart-body.js';
+import { scaledPhoto } from './lib/scaled-photo.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -51,15 +49,7 @@ const phases = new Set([...values.phases.split(','), ...(values.jpeg ? ['jpeg'] 
 
 /** The photo scaled to `width × height`, as a JPEG and as an HEIC of the same pixels. */
 async function makePhotos(width: number, height: number): Promise<{ jpeg: Buffer; heic: Buffer }> {
-  const dir = join(ROOT, 'data/heic-memory');
-  await mkdir(dir, { recursive: true });
-  const stem = join(dir, `${width}x${height}`);
-  if (!existsSync(`${stem}.heic`)) {
-    await sharp(values.photo).autoOrient().resize(width, height, { fit: 'fill' }).jpeg({ quality: 90 }).toFile(`${stem}.jpg`);
-    // Quality 50: a phone's setting, and a file a hostile client could send many of.
-    await promisify(execFile)('heif-enc', ['-q', '50', '-o', `${stem}.heic`, `${stem}.jpg`]);
-  }
-  return { jpeg: await readFile(`${stem}.jpg`), heic: await readFile(`${stem}.heic`) };
+  return { jpeg: await scaledPhoto(ROOT, values.photo, width, height, 'jpeg'), heic: await scaledPhoto(ROOT, values.photo, width, height, 'heic') };
 }
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');

@@ -21,20 +21,18 @@
  *
  *   npm run soak -- --minutes 10 --hostile [--heic-clients 4] [--photo-clients 2] [--settle 60]
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
-import sharp from 'sharp';
+import { parseArgs } from 'node:util';
 import { assembleModel } from '../src/model/assemble-model.js';
 import { httpRequest, type HttpAnswer } from './bench/http-load.js';
 import { describeMachine } from './bench/machine.js';
 import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
 import { percentile } from './bench/stats.js';
 import { multipartBody, type FormPart } from './lib/multipart-body.js';
+import { scaledPhoto } from './lib/scaled-photo.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -53,17 +51,8 @@ const settleSeconds = Number(values.settle);
 const heicClients = values.hostile ? Number(values['heic-clients']) : 0;
 const photoClients = Number(values['photo-clients']);
 
-/** The photo scaled to `width × height` as a JPEG, and as an HEIC when asked (cached). */
-async function makePhoto(width: number, height: number, heic: boolean): Promise<Buffer> {
-  const dir = join(ROOT, 'data/heic-memory');
-  await mkdir(dir, { recursive: true });
-  const stem = join(dir, `${width}x${height}`);
-  if (!existsSync(`${stem}.jpg`)) await sharp(values.photo).autoOrient().resize(width, height, { fit: 'fill' }).jpeg({ quality: 90 }).toFile(`${stem}.jpg`);
-  if (!heic) return readFile(`${stem}.jpg`);
-  // Quality 50: a phone's setting, and a file a hostile client could send many of.
-  if (!existsSync(`${stem}.heic`)) await promisify(execFile)('heif-enc', ['-q', '50', '-o', `${stem}.heic`, `${stem}.jpg`]);
-  return readFile(`${stem}.heic`);
-}
+/** The soak's photo scaled to `width × height`, as a JPEG or an HEIC (made once). */
+const makePhoto = (width: number, height: number, heic: boolean) => scaledPhoto(ROOT, values.photo, width, height, heic ? 'heic' : 'jpeg');
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');

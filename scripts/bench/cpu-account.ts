@@ -14,11 +14,16 @@ function machineBusyTicks(): number {
   return user + nice + system + irq + softirq + (steal ?? 0);
 }
 
+/** utime + stime, in clock ticks, of a process's or a thread's /proc `stat` line. */
+export function cpuTicksOfStat(stat: string): number {
+  // Fields after the name's closing parenthesis (the name may hold one): utime is the 12th, stime the 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
 function processTicks(pid: number): number {
   try {
-    // Fields after the command's closing parenthesis: utime is the 12th, stime the 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return Number(fields[11]) + Number(fields[12]);
+    return cpuTicksOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return 0;
   }

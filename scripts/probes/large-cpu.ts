@@ -7,37 +7,23 @@
  *
  *   npx tsx scripts/probes/large-cpu.ts
  */
-import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import sharp from 'sharp';
 import { assembleModel } from '../../src/model/assemble-model.js';
+import { cpuTicksOfStat } from '../bench/cpu-account.js';
 import { httpRequest } from '../bench/http-load.js';
 import { compileServer, startCutoutServer } from '../bench/server-process.js';
 import { multipartBody } from '../lib/multipart-body.js';
+import { scaledPhoto } from '../lib/scaled-photo.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TICK_MS = 10;
 
-/** The fixture photo scaled to `width × height`, as a JPEG or an HEIC (made once, in data/heic-memory/, as the soak's). */
-async function photo(width: number, height: number, heic: boolean): Promise<Buffer> {
-  const dir = join(ROOT, 'data/heic-memory');
-  await mkdir(dir, { recursive: true });
-  const stem = join(dir, `${width}x${height}`);
-  if (!existsSync(`${stem}.jpg`)) await sharp(join(ROOT, '../shared/fixtures/photos/animal-3.jpg')).autoOrient().resize(width, height, { fit: 'fill' }).jpeg({ quality: 90 }).toFile(`${stem}.jpg`);
-  if (heic && !existsSync(`${stem}.heic`)) await promisify(execFile)('heif-enc', ['-q', '50', '-o', `${stem}.heic`, `${stem}.jpg`]);
-  return readFile(`${stem}.${heic ? 'heic' : 'jpg'}`);
-}
-
-/** utime + stime of a /proc stat line, in ms (the fields after the name in brackets). */
-function cpuMs(stat: string): number {
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return TICK_MS * (Number(fields[11]) + Number(fields[12]));
-}
+/** utime + stime of a /proc stat line, in ms. */
+const cpuMs = (stat: string): number => TICK_MS * cpuTicksOfStat(stat);
 
 function threadsOf(pid: number): Map<number, { name: string; ms: number }> {
   const threads = new Map<number, { name: string; ms: number }>();
@@ -55,10 +41,11 @@ function threadsOf(pid: number): Map<number, { name: string; ms: number }> {
 const buildDir = join(ROOT, 'bench/.build');
 await compileServer(ROOT, buildDir);
 await assembleModel(join(ROOT, 'data'));
+const source = join(ROOT, '../shared/fixtures/photos/animal-3.jpg');
 const shots = [
-  { kind: '0.7 MP JPEG', bytes: await photo(1000, 700, false), name: 'photo.jpg' },
-  { kind: '49 MP HEIC', bytes: await photo(7000, 7000, true), name: 'large.heic' },
-  { kind: '50 MP JPEG', bytes: await photo(8000, 6250, false), name: 'large.jpg' },
+  { kind: '0.7 MP JPEG', bytes: await scaledPhoto(ROOT, source, 1000, 700, 'jpeg'), name: 'photo.jpg' },
+  { kind: '49 MP HEIC', bytes: await scaledPhoto(ROOT, source, 7000, 7000, 'heic'), name: 'large.heic' },
+  { kind: '50 MP JPEG', bytes: await scaledPhoto(ROOT, source, 8000, 6250, 'jpeg'), name: 'large.jpg' },
 ];
 const work = await mkdtemp(join(tmpdir(), 'cutout-probe-'));
 const server = await startCutoutServer({ root: ROOT, buildDir, dataDir: join(work, 'data'), modelsDir: join(ROOT, 'data/models'), threads: availableParallelism() });

@@ -56,12 +56,14 @@ async function settleJob(trx: Transaction<Database>, jobId: string, at: string):
  * runner and a cancellation) never both win.
  */
 export function createJobQueries(db: Kysely<Database>): JobStore {
-  /** The job `jobId` if `seen` lets it be seen; the jobs it lets be seen, newest first. */
+  /** Which jobs a caller may see: a token's (`ofToken`) or an account's (`ofAccount`). */
   type Seen = ReturnType<typeof ofToken>;
+  /** The job `jobId` if `seen` lets it be seen. */
   const findSeen = async (jobId: string, seen: Seen) => {
     const row = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).where(seen).executeTakeFirst();
     return row && toJob(row);
   };
+  /** The jobs `seen` lets be seen, newest first. */
   const listSeen = async (seen: Seen, limit: number) =>
     (await db.selectFrom('jobs').selectAll().where(seen).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute()).map(toJob);
 
