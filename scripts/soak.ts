@@ -66,6 +66,8 @@ interface Outcome {
   /** The 503's Retry-After in seconds; undefined when it had none. */
   retryAfter?: number;
   ms: number;
+  /** When it was sent (performance.now()). */
+  start: number;
 }
 
 /** One request as a client sends it: where, which headers, which body. */
@@ -82,11 +84,12 @@ function removeBgUpload(key: string, kind: string, bytes: Buffer, fields: FormPa
 }
 
 async function send(server: CutoutServer, shot: Shot): Promise<Outcome> {
+  const start = performance.now();
   let answer: HttpAnswer;
   try {
     answer = await httpRequest(`${server.baseUrl}${shot.path}`, { method: 'POST', headers: shot.headers, body: shot.body, timeoutMs: 300_000 });
   } catch (error) {
-    return { kind: shot.kind, status: 0, code: `connection: ${(error as Error).message}`, ms: 0 };
+    return { kind: shot.kind, status: 0, code: `connection: ${(error as Error).message}`, ms: 0, start };
   }
   let code = '';
   if (answer.status !== 200) {
@@ -100,7 +103,7 @@ async function send(server: CutoutServer, shot: Shot): Promise<Outcome> {
   const retryAfter = answer.headers['retry-after'];
   const timing = answer.headers['server-timing'];
   const stages = typeof timing === 'string' ? Object.fromEntries(timing.split(', ').map((entry) => [entry.split(';')[0], Number(entry.split('dur=')[1])])) : undefined;
-  return { kind: shot.kind, status: answer.status, code, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter), ms: answer.ms, stages };
+  return { kind: shot.kind, status: answer.status, code, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter), ms: answer.ms, stages, start };
 }
 
 /** A client sending its shots in turn until `until`, pausing after a 503 as Retry-After asks. */
@@ -127,18 +130,21 @@ async function whatStays(pid: number): Promise<string> {
   const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? NaN);
   const smaps = await readFile(`/proc/${pid}/smaps`, 'utf8').catch(() => '');
-  const anonymous: number[] = [];
+  // Each anonymous mapping's resident and mapped KiB: WebAssembly's memory maps GiBs and holds a part.
+  const anonymous: { rss: number; size: number }[] = [];
   for (const block of smaps.split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/)) {
     const header = block.slice(0, block.indexOf('\n'));
     const rss = Number(/^Rss:\s+(\d+)/m.exec(block)?.[1] ?? 0);
-    if (header.trim().split(/\s+/).length <= 5 && rss > 0) anonymous.push(rss);
+    const size = Number(/^Size:\s+(\d+)/m.exec(block)?.[1] ?? 0);
+    if (header.trim().split(/\s+/).length <= 5 && rss > 0) anonymous.push({ rss, size });
   }
-  anonymous.sort((a, b) => b - a);
+  anonymous.sort((a, b) => b.rss - a.rss);
   const mb = (k: number) => (k / 1024).toFixed(0);
+  const mapping = ({ rss, size }: { rss: number; size: number }) => (size > rss * 1.5 ? `${mb(rss)} (of ${mb(size)} mapped)` : mb(rss));
   return (
     `threads ${[...names].map(([name, count]) => `${name} × ${count}`).join(', ')}; ` +
     `RSS ${mb(kb('Rss'))} MiB: anonymous ${mb(kb('Anonymous'))}, file ${mb(kb('Rss') - kb('Anonymous'))}; ` +
-    `largest anonymous mappings ${anonymous.slice(0, 8).map(mb).join(', ')} MiB (${anonymous.length} in all, ${mb(anonymous.reduce((sum, k) => sum + k, 0))} MiB)`
+    `largest anonymous mappings ${anonymous.slice(0, 8).map(mapping).join(', ')} MiB (${anonymous.length} in all, ${mb(anonymous.reduce((sum, { rss }) => sum + rss, 0))} MiB)`
   );
 }
 
@@ -183,8 +189,21 @@ try {
   const before = await mib('VmRSS');
   await writeFile(`/proc/${server.pid}/clear_refs`, '5'); // resets VmHWM to the current RSS
 
-  const samples: number[] = [];
-  const sampler = setInterval(() => void mib('VmRSS').then((rss) => samples.push(rss), () => {}), 500);
+  // RSS every 100 ms (statm's second field, in pages); at each new high past 400 MiB above
+  // before, what the mappings held then, to tell whose memory the peak is.
+  const samples: { at: number; rss: number }[] = [];
+  const highs: { at: number; rss: number; held: string }[] = [];
+  const pageMiB = 4096 / 2 ** 20;
+  const sampler = setInterval(() => {
+    const at = performance.now();
+    void readFile(`/proc/${server.pid}/statm`, 'utf8').then(async (statm) => {
+      const rss = Number(statm.split(' ')[1]) * pageMiB;
+      const highest = samples.reduce((max, sample) => Math.max(max, sample.rss), 0);
+      samples.push({ at, rss });
+      const last = highs.at(-1);
+      if (rss > highest && rss > before + 400 && (!last || at - last.at >= 1000)) highs.push({ at, rss, held: await whatStays(server.pid) });
+    }, () => {});
+  }, 100);
   const loads: string[] = [];
   const loadSampler = setInterval(() => loads.push(load()), 60_000);
   const until = performance.now() + minutes * 60_000;
@@ -204,7 +223,7 @@ try {
 
   const f = (n: number) => n.toFixed(0);
   const seconds = (list: Outcome[], p: number) => (list.length === 0 ? '–' : (percentile(list.map((o) => o.ms), p) / 1000).toFixed(2));
-  console.log(`\nRSS: before ${f(before)} MiB; peak (VmHWM) ${f(peak)} MiB; highest sample ${f(Math.max(...samples))} MiB; at the end ${f(atEnd)} MiB; ${settleSeconds} s later ${f(settled)} MiB (${(((settled - before) / before) * 100).toFixed(1)} % from before)`);
+  console.log(`\nRSS: before ${f(before)} MiB; peak (VmHWM) ${f(peak)} MiB; highest sample ${f(Math.max(...samples.map((sample) => sample.rss)))} MiB; at the end ${f(atEnd)} MiB; ${settleSeconds} s later ${f(settled)} MiB (${(((settled - before) / before) * 100).toFixed(1)} % from before)`);
   console.log(`load average: alone ${loadAlone}; each minute ${loads.join(' | ')}; at the end ${loadAtEnd}`);
   const counts = new Map<string, number>();
   for (const o of outcomes) {
@@ -238,6 +257,19 @@ try {
       .map((stage) => `${stage} ${percentile(list.map((o) => o.stages?.[stage] ?? 0), 50).toFixed(0)}`)
       .join(', ');
   console.log(`their stages in ms (median of the slowest 10 %): alone ${stageMedians(slowest(aloneOk))}; beside the others ${stageMedians(slowest(ordinaryOk))}`);
+  // The three highest samples at least 10 s apart, with the requests in flight then.
+  const peaks: typeof samples = [];
+  for (const sample of [...samples].sort((a, b) => b.rss - a.rss)) {
+    if (peaks.length === 3) break;
+    if (peaks.every((peak) => Math.abs(peak.at - sample.at) > 10_000)) peaks.push(sample);
+  }
+  const soakStart = until - minutes * 60_000;
+  console.log('\nthe highest samples:');
+  for (const peak of peaks) {
+    const inFlight = outcomes.filter((o) => o.start <= peak.at && peak.at <= o.start + o.ms);
+    console.log(`  ${f(peak.rss)} MiB at ${((peak.at - soakStart) / 1000).toFixed(1)} s, in flight: ${inFlight.map((o) => `${o.kind} (${((peak.at - o.start) / 1000).toFixed(1)} of ${(o.ms / 1000).toFixed(1)} s, ${o.status})`).join('; ')}`);
+  }
+  for (const high of highs.slice(-3)) console.log(`  held at a new high (${f(high.rss)} MiB, ${((high.at - soakStart) / 1000).toFixed(1)} s): ${high.held}`);
   console.log(`\n${settleSeconds} s after: ${afterwards}`);
 } finally {
   await server.stop();

@@ -48,14 +48,25 @@ async function finish({ id, mask, region, view, backgroundImage, backgroundField
   return { id, ...(await finishImage(job, mask, { region, view, backgroundImage, backgroundField })) };
 }
 
+/** Ends a job's work for the collector, with the bytes of its decoded photo (none if its decode failed). */
+async function ended(job: FinishJob | undefined): Promise<void> {
+  const photo = await job?.photo.catch(() => undefined);
+  collector.end(photo?.image.data.byteLength);
+}
+
 port.on('message', (message: FinishRequest) => {
   if (message.type === 'begin') begin(message);
   else if (message.type === 'prepare') prepare(message);
   else if (message.type === 'drop') {
-    if (jobs.delete(message.id)) collector.end();
+    const job = jobs.get(message.id);
+    if (job) {
+      jobs.delete(message.id);
+      void ended(job);
+    }
   } else {
+    const job = jobs.get(message.id);
     finish(message)
-      .finally(() => collector.end())
+      .finally(() => ended(job))
       .then(
         (result) => {
           const moved = result.bytes && wholeBuffer(result.bytes);
