@@ -3,9 +3,11 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createServices } from './create-services.js';
 import { stopGracefully } from './lifecycle/graceful-stop.js';
 import { openStore } from './store/open-store.js';
+import { putEventLoopFirst, threadsStarted } from './threads/thread-priority.js';
 
 /** Starts Cutout: config, store, app, listen; then loads the model; drains and stops cleanly on signals. */
 async function main(config: Config): Promise<void> {
+  putEventLoopFirst();
   const store = await openStore(config);
   const { services, close: closeServices } = createServices(config, store);
   const app = await buildApp(services, { level: config.logLevel });
@@ -14,6 +16,7 @@ async function main(config: Config): Promise<void> {
   const started = performance.now();
   services.model.load().then(
     () => {
+      threadsStarted(); // the model's warm-up may have started libvips' threads from this one
       const choice = services.model.precision;
       const models = services.model.loaded.map((model) => ({ name: model.name, precision: model.choice?.precision, reason: model.choice?.reason }));
       app.log.info(

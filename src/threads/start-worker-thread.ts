@@ -1,5 +1,6 @@
 import { parentPort, Worker } from 'node:worker_threads';
 import { fromThreadError, toThreadError, type ThreadError } from './thread-error.js';
+import { threadsStarted } from './thread-priority.js';
 
 /** A worker's first message: it is ready (with what its parent needs to know), or it could not start. */
 export type WorkerStarted<Ready> = { type: 'ready'; ready: Ready } | { type: 'failed'; error: ThreadError };
@@ -37,7 +38,10 @@ export function startWorkerThread<Ready>(module: URL, workerData?: unknown): Pro
     worker.once('message', (message: WorkerStarted<Ready>) => {
       worker.off('error', onError);
       worker.off('exit', onExit);
-      if (message.type === 'ready') resolve({ worker, ready: message.ready });
+      if (message.type === 'ready') {
+        threadsStarted();
+        resolve({ worker, ready: message.ready });
+      }
       else void worker.terminate().then(() => reject(fromThreadError(message.error)));
     });
   });
