@@ -148,6 +148,16 @@ async function whatStays(pid: number): Promise<string> {
   );
 }
 
+/**
+ * The server's event loop delay since the last call, from prom-client's default metrics
+ * (`nodejs_eventloop_lag_*`, a 10 ms resolution; each scrape starts a new histogram), in ms.
+ */
+async function eventLoopDelay(server: CutoutServer): Promise<{ p50: number; p99: number; max: number }> {
+  const text = (await httpRequest(`${server.baseUrl}/metrics`, { timeoutMs: 10_000 })).body.toString();
+  const ms = (name: string) => 1000 * Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+  return { p50: ms('p50'), p99: ms('p99'), max: ms('max') };
+}
+
 const buildDir = join(ROOT, 'bench/.build');
 const warning = (await compileServer(ROOT, buildDir)).warning;
 if (warning) console.warn(warning);
@@ -188,6 +198,7 @@ try {
   for (let i = 0; i < 20; i++) refusedAlone.push(await send(server, hostileShots[4]));
   const before = await mib('VmRSS');
   await writeFile(`/proc/${server.pid}/clear_refs`, '5'); // resets VmHWM to the current RSS
+  await eventLoopDelay(server); // starts the soak's histogram
 
   // RSS every 100 ms (statm's second field, in pages); at each new high past 400 MiB above
   // before, what the mappings held then, to tell whose memory the peak is.
@@ -213,6 +224,7 @@ try {
     ...Array.from({ length: photoClients }, () => client(server, [ordinaryShot], until, outcomes)),
   ]);
   clearInterval(loadSampler);
+  const delay = await eventLoopDelay(server);
   const loadAtEnd = load();
   const peak = await mib('VmHWM');
   const atEnd = await mib('VmRSS');
@@ -241,6 +253,7 @@ try {
     `private bg_image_url refused (${[...new Set(refusedAlone.map((o) => `${o.status} ${o.code}`))].join(', ')}): on an idle server median ${ms(refusedAlone, 50)} ms, max ${ms(refusedAlone, 100)} ms; ` +
       `beside the others median ${ms(refused, 50)} ms, p95 ${ms(refused, 95)} ms, max ${ms(refused, 100)} ms`,
   );
+  console.log(`the server's event loop delay during the soak: median ${delay.p50.toFixed(1)} ms, p99 ${delay.p99.toFixed(1)} ms, max ${delay.max.toFixed(1)} ms`);
   const ordinaryOk = outcomes.filter((o) => o.kind === 'ordinary 0.7 MP' && o.status === 200);
   const aloneOk = alone.filter((o) => o.status === 200);
   const singleOk = single.filter((o) => o.status === 200);
