@@ -18,7 +18,7 @@
  *
  *   npx tsx scripts/heic-memory.ts [--root DIR] [--side 7000] [--phases one,two,wait] [--jpeg]
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,7 @@ import { describeMachine } from './bench/machine.js';
 import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
 import { multipartBody } from './lib/multipart-body.js';
 import { scaledPhoto } from './lib/scaled-photo.js';
+import { memoryMiB } from './lib/process-memory.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -87,7 +88,7 @@ console.log(`large photo ${side}×${side} (${((side * side) / 1e6).toFixed(1)} M
 async function withServer<T>(run: (server: CutoutServer, mib: (field: 'VmRSS' | 'VmHWM') => Promise<number>) => Promise<T>): Promise<T> {
   const work = await mkdtemp(join(tmpdir(), 'cutout-heic-memory-'));
   const server = await startCutoutServer({ root, buildDir, dataDir: join(work, 'data'), modelsDir: join(ROOT, 'data/models'), threads: Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParallelism() });
-  const mib = async (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(await readFile(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
+  const mib = (field: 'VmRSS' | 'VmHWM') => memoryMiB(server.pid, field);
   try {
     return await run(server, mib);
   } finally {

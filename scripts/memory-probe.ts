@@ -9,7 +9,7 @@
  *
  * docs/benchmarks.md ("How the figures were reached") records its figures.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { requestRemoval } from './bench/http-load.js';
 import { makeBenchImages } from './bench/inputs.js';
 import { compileServer, startCutoutServer } from './bench/server-process.js';
+import { memoryMiB } from './lib/process-memory.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -40,7 +41,7 @@ const buildDir = join(ROOT, 'bench/.build');
 await compileServer(ROOT, buildDir);
 const [image] = await makeBenchImages(values.photo, [megapixels], work);
 const server = await startCutoutServer({ root: ROOT, buildDir, dataDir: join(work, 'data'), modelsDir: join(ROOT, 'data/models'), threads: Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParallelism() });
-const mib = async (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(await readFile(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
+const mib = (field: 'VmRSS' | 'VmHWM') => memoryMiB(server.pid, field);
 try {
   console.log(`server ready: RSS ${(await mib('VmRSS')).toFixed(0)} MiB`);
   await writeFile(`/proc/${server.pid}/clear_refs`, '5'); // resets VmHWM to the current RSS

@@ -33,6 +33,7 @@ import { compileServer, startCutoutServer, type CutoutServer } from './bench/ser
 import { percentile } from './bench/stats.js';
 import { multipartBody, type FormPart } from './lib/multipart-body.js';
 import { scaledPhoto } from './lib/scaled-photo.js';
+import { memoryMiB } from './lib/process-memory.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -169,7 +170,7 @@ const machine = describeMachine();
 
 const work = await mkdtemp(join(tmpdir(), 'cutout-soak-'));
 const server = await startCutoutServer({ root: ROOT, buildDir, dataDir: join(work, 'data'), modelsDir: join(ROOT, 'data/models'), threads: Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParallelism() });
-const mib = async (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(await readFile(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
+const mib = (field: 'VmRSS' | 'VmHWM') => memoryMiB(server.pid, field);
 try {
   // remove.bg's key is the Token ID.
   const key = server.tokenId;

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { getEventListeners } from 'node:events';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,6 +10,7 @@ import { decodePhoto } from '../src/pipeline/decode.js';
 import { HeicThread } from '../src/pipeline/heic-thread.js';
 import { isDecodedPixels, type PhotoInput } from '../src/pipeline/photo-input.js';
 import { makePhoto } from './helpers/images.js';
+import { threadsOf } from './helpers/threads.js';
 
 /**
  * The HEIC threads (`src/pipeline/heic-thread.ts`): an HEIC decoded once into memory the
@@ -125,12 +126,7 @@ describe('HEIC threads', () => {
   });
 
   it('a large photo is decoded at the lowest priority (Linux), on a thread ended afterwards; a small one at the default', async () => {
-    // Field 19 of /proc/<pid>/task/<tid>/stat (counted from the state, after the name) is the nice value.
-    const niceValues = async () => {
-      const tasks = await readdir('/proc/self/task');
-      const stats = await Promise.all(tasks.map((task) => readFile(`/proc/self/task/${task}/stat`, 'utf8').catch(() => '')));
-      return stats.filter(Boolean).map((stat) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
-    };
+    const niceValues = async () => (await threadsOf('self')).map((thread) => thread.nice);
     const threads = new HeicThread({ threads: 2, largePixels: 1e6 });
     try {
       let lowered = false;

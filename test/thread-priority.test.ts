@@ -1,23 +1,11 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { WORKER_NICE } from '../src/threads/thread-priority.js';
 import { makePhoto } from './helpers/images.js';
+import { threadsOf } from './helpers/threads.js';
 import { exchangeOverHttp, freshDataDir, killLeftoverChildren, removeBackgroundOverHttp, startServer } from './processes/server-process.js';
 
 // The event loop before the pixel work, on the real thing: `src/main.ts` as a child process.
-
-/** Each thread of `pid`: its name and its nice value (field 19 of its stat, counted from the state, after the name). */
-async function threadsOf(pid: number): Promise<{ id: number; name: string; nice: number }[]> {
-  const tasks = await readdir(`/proc/${pid}/task`);
-  const threads = await Promise.all(
-    tasks.map(async (task) => {
-      const stat = await readFile(`/proc/${pid}/task/${task}/stat`, 'utf8').catch(() => '');
-      if (!stat) return undefined; // ended while read
-      return { id: Number(task), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
-    }),
-  );
-  return threads.filter((thread) => thread !== undefined);
-}
 
 const dataDirs: string[] = [];
 afterAll(async () => {

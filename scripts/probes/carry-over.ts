@@ -8,7 +8,7 @@
  *
  *   npx tsx scripts/probes/carry-over.ts [--rounds 6] [--root DIR]
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ import { describeMachine } from '../bench/machine.js';
 import { compileServer, startCutoutServer } from '../bench/server-process.js';
 import { multipartBody } from '../lib/multipart-body.js';
 import { scaledPhoto } from '../lib/scaled-photo.js';
+import { memoryMiB } from '../lib/process-memory.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, root: { type: 'string', default: ROOT } } });
@@ -49,7 +50,7 @@ const send = async (shot: { path: string; body: Buffer; contentType: string }) =
   const answer = await httpRequest(`${server.baseUrl}${shot.path}`, { method: 'POST', headers: headers(shot.contentType, shot.path), body: shot.body, timeoutMs: 300_000 });
   if (answer.status !== 200) throw new Error(`${shot.path}: ${answer.status} ${answer.body.toString().slice(0, 200)}`);
 };
-const mib = async (field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(await readFile(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
+const mib = (field: 'VmRSS' | 'VmHWM') => memoryMiB(server.pid, field);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 try {
   console.log(`# Carry-over: ${root}`);
