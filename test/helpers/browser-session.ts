@@ -42,8 +42,13 @@ export interface BrowserSessionOptions {
  */
 export async function startBrowserSession(options: BrowserSessionOptions = {}): Promise<BrowserSession> {
   const opened: (() => Promise<unknown>)[] = [];
+  // A close that hangs says which step it hangs in (the browser, the app and its threads, the screenshots).
   const close = async () => {
-    for (const step of opened.splice(0).reverse()) await step();
+    for (const step of opened.splice(0).reverse()) {
+      const started = performance.now();
+      const slow = setInterval(() => process.stderr.write(`browser session: still closing ${step.toString()} after ${((performance.now() - started) / 1000).toFixed(0)} s\n`), 10_000);
+      await step().finally(() => clearInterval(slow));
+    }
   };
   try {
     const shots = await screenshotDir();
