@@ -48,10 +48,16 @@ async function finish({ id, mask, region, view, backgroundImage, backgroundField
   return { id, ...(await finishImage(job, mask, { region, view, backgroundImage, backgroundField })) };
 }
 
-/** Ends a job's work for the collector, with the bytes of its decoded photo (none if its decode failed). */
-async function ended(job: FinishJob | undefined): Promise<void> {
-  const photo = await job?.photo.catch(() => undefined);
-  collector.end(photo?.image.data.byteLength);
+/**
+ * Ends a job's work for the collector, with the bytes of its decoded photo (none if its decode
+ * failed), once the decode has settled: an answer that fails before then does not wait for it.
+ */
+function ended(job: FinishJob | undefined): void {
+  if (!job) return collector.end();
+  void job.photo.then(
+    ({ image }) => collector.end(image.data.byteLength),
+    () => collector.end(),
+  );
 }
 
 port.on('message', (message: FinishRequest) => {
@@ -61,7 +67,7 @@ port.on('message', (message: FinishRequest) => {
     const job = jobs.get(message.id);
     if (job) {
       jobs.delete(message.id);
-      void ended(job);
+      ended(job);
     }
   } else {
     const job = jobs.get(message.id);
