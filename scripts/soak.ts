@@ -21,7 +21,7 @@
  *
  *   npm run soak -- --minutes 10 --hostile [--heic-clients 4] [--photo-clients 2] [--settle 60]
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +34,7 @@ import { percentile } from './bench/stats.js';
 import { multipartBody, type FormPart } from './lib/multipart-body.js';
 import { scaledPhoto } from './lib/scaled-photo.js';
 import { memoryMiB } from './lib/process-memory.js';
+import { threadsOf } from './lib/proc-threads.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -122,12 +123,8 @@ async function client(server: CutoutServer, shots: Shot[], until: number, outcom
  * (V8's heaps, the C library's arenas and the model's arena are anonymous).
  */
 async function whatStays(pid: number): Promise<string> {
-  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
   const names = new Map<string, number>();
-  for (const task of tasks) {
-    const name = (await readFile(`/proc/${pid}/task/${task}/comm`, 'utf8').catch(() => '?')).trim();
-    names.set(name, (names.get(name) ?? 0) + 1);
-  }
+  for (const { name } of await threadsOf(pid).catch(() => [])) names.set(name, (names.get(name) ?? 0) + 1);
   const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(rollup)?.[1] ?? NaN);
   const smaps = await readFile(`/proc/${pid}/smaps`, 'utf8').catch(() => '');

@@ -10,7 +10,7 @@ import { decodePhoto } from '../src/pipeline/decode.js';
 import { HeicThread } from '../src/pipeline/heic-thread.js';
 import { isDecodedPixels, type PhotoInput } from '../src/pipeline/photo-input.js';
 import { makePhoto } from './helpers/images.js';
-import { threadsOf } from './helpers/threads.js';
+import { threadsOf } from '../scripts/lib/proc-threads.js';
 
 /**
  * The HEIC threads (`src/pipeline/heic-thread.ts`): an HEIC decoded once into memory the

@@ -2,7 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { WORKER_NICE } from '../src/threads/thread-priority.js';
 import { makePhoto } from './helpers/images.js';
-import { threadsOf } from './helpers/threads.js';
+import { threadsOf } from '../scripts/lib/proc-threads.js';
 import { exchangeOverHttp, freshDataDir, killLeftoverChildren, removeBackgroundOverHttp, startServer } from './processes/server-process.js';
 
 // The event loop before the pixel work, on the real thing: `src/main.ts` as a child process.

@@ -7,7 +7,7 @@
  *
  *   npx tsx scripts/probes/large-cpu.ts
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -17,6 +17,7 @@ import { cpuTicksOfStat } from '../bench/cpu-account.js';
 import { httpRequest } from '../bench/http-load.js';
 import { compileServer, startCutoutServer } from '../bench/server-process.js';
 import { multipartBody } from '../lib/multipart-body.js';
+import { threadsOf } from '../lib/proc-threads.js';
 import { scaledPhoto } from '../lib/scaled-photo.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -25,18 +26,8 @@ const TICK_MS = 10;
 /** utime + stime of a /proc stat line, in ms. */
 const cpuMs = (stat: string): number => TICK_MS * cpuTicksOfStat(stat);
 
-function threadsOf(pid: number): Map<number, { name: string; ms: number }> {
-  const threads = new Map<number, { name: string; ms: number }>();
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
-      threads.set(Number(task), { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ms: cpuMs(stat) });
-    } catch {
-      // ended while read
-    }
-  }
-  return threads;
-}
+/** The process's live threads by id: name and CPU ms so far. */
+const threadTimes = async (pid: number) => new Map((await threadsOf(pid)).map(({ id, name, cpuTicks }) => [id, { name, ms: TICK_MS * cpuTicks }]));
 
 const buildDir = join(ROOT, 'bench/.build');
 await compileServer(ROOT, buildDir);
@@ -54,9 +45,9 @@ try {
     for (const shot of shots) {
       const { body, contentType } = multipartBody([{ name: 'file', filename: shot.name, contentType: 'application/octet-stream', data: shot.bytes }]);
       const processBefore = cpuMs(readFileSync(`/proc/${server.pid}/stat`, 'utf8'));
-      const before = threadsOf(server.pid);
+      const before = await threadTimes(server.pid);
       const answer = await httpRequest(`${server.baseUrl}/api/v1/background/remove/multipart`, { method: 'POST', headers: { authorization: server.managedToken, 'content-type': contentType, accept: 'image/png' }, body, timeoutMs: 300_000 });
-      const after = threadsOf(server.pid);
+      const after = await threadTimes(server.pid);
       const processMs = cpuMs(readFileSync(`/proc/${server.pid}/stat`, 'utf8')) - processBefore;
       if (round === 'warm-up') continue;
       const used = [...after].map(([id, { name, ms }]) => ({ id, name, ms: ms - (before.get(id)?.ms ?? 0) })).filter((thread) => thread.ms > 0);
