@@ -70,6 +70,11 @@ describe.skipIf(!haveChromium)('the Batch page', { timeout: 120_000 }, () => {
       context: { viewport: { width: 1100, height: 900 }, acceptDownloads: true },
     });
     ({ page, origin } = session);
+    // Playwright asks the browser to intercept file choosers when the page's first
+    // 'filechooser' listener is added, without waiting for the answer: a listener added in the
+    // test itself raced the key press that opens the chooser (and lost in one CI run, the
+    // chooser never seen). Listening from here on, the interception is long in place.
+    page.on('filechooser', () => {});
     await page.goto(`${origin}/dashboard`);
     await page.getByLabel('Setup code').fill(session.t.setupCode()!);
     await page.getByLabel('Email').fill('owner@example.com');
