@@ -5,7 +5,9 @@
  * clients stop against before they started (and what holds it then: threads, memory by kind,
  * the largest anonymous mappings), the answers by status and code (and whether every
  * 503 carried Retry-After), the ordinary photos' latency (median, p95) against the same
- * ordinary clients running alone just before (and one of them by itself), and how long a
+ * ordinary clients running alone just before (and one of them by itself), the Server-Timing
+ * stages of every kind answered 200 (where a large photo's time went: memory, HEIC decode,
+ * queue), and how long a
  * request with a private `bg_image_url` (a 0.7 MP photo) takes to be refused, on the idle
  * server and during the soak.
  *
@@ -268,6 +270,10 @@ try {
       .map((stage) => `${stage} ${percentile(list.map((o) => o.stages?.[stage] ?? 0), 50).toFixed(0)}`)
       .join(', ');
   console.log(`their stages in ms (median of the slowest 10 %): alone ${stageMedians(slowest(aloneOk))}; beside the others ${stageMedians(slowest(ordinaryOk))}`);
+  for (const kind of new Set(outcomes.filter((o) => o.kind !== 'ordinary 0.7 MP' && o.status === 200).map((o) => o.kind))) {
+    const answered = outcomes.filter((o) => o.kind === kind && o.status === 200);
+    console.log(`${kind} answered 200: ${answered.length}, median ${seconds(answered, 50)} s, max ${seconds(answered, 100)} s; stages in ms (median): ${stageMedians(answered)}`);
+  }
   // The three highest samples at least 10 s apart, with the requests in flight then.
   const peaks: typeof samples = [];
   for (const sample of [...samples].sort((a, b) => b.rss - a.rss)) {

@@ -91,7 +91,39 @@ describe('the memory budget', () => {
       clearInterval(watch);
       expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200]);
       expect(mostWaiting).toBeGreaterThanOrEqual(1);
+      // Server-Timing's first stage is the wait for memory (then an HEIC's decode, none here).
+      const memoryWaits = answers.map((a) => Number(/^memory;dur=([\d.]+), heic;dur=0\.\d, /.exec(String(a.headers['server-timing']))?.[1]));
+      expect(Math.max(...memoryWaits)).toBeGreaterThan(250);
       expect(t.app.removals.memory.reserved).toBe(0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('answers 503 queue_full with Retry-After, in each wire\'s shape, a request that could not get its memory in time to finish within its deadline, instead of 504 at the deadline', async () => {
+    // A removal's work here takes about 2 s; the deadline is 3 s. The request waiting behind
+    // one that holds the memory would get it after about 2 s and need 2 s more.
+    const segmenter = fakeSegmenter(2000);
+    const t = await startTestApp({ memoryBudget: 16 * MB, rateLimit: 0, requestTimeoutMs: 3000 }, { model: ModelService.ofSegmenter(segmenter) });
+    try {
+      const token = await t.managedToken();
+      const { tokenId } = await t.tokens.createUserToken('compat');
+      expect((await base64(t, token, small)).statusCode).toBe(200); // the pace is learned
+      const holding = base64(t, token, small);
+      await until(() => t.app.removals.memory.reserved > 0, 'the first request holds the memory');
+      const started = performance.now();
+      const [native, compat] = await Promise.all([base64(t, token, small), removebg(t, tokenId, { image_file_b64: small.toString('base64') })]);
+      const waited = performance.now() - started;
+      expect(native.statusCode, native.body).toBe(503);
+      expect(native.json().code).toBe('queue_full');
+      expect(native.json().detail).toMatch(/not free in time .* deadline/);
+      expect(Number(native.headers['retry-after'])).toBeGreaterThanOrEqual(2);
+      removeBgError(compat, 503, 'service_unavailable');
+      expect(Number(compat.headers['retry-after'])).toBeGreaterThanOrEqual(2);
+      expect(waited).toBeLessThan(2000);
+      expect((await holding).statusCode).toBe(200);
+      expect(segmenter.runs).toBe(2);
+      await until(() => t.app.removals.memory.reserved === 0 && t.app.removals.memory.waiting === 0, 'every reservation is released');
     } finally {
       await t.close();
     }

@@ -13,6 +13,16 @@ interface Waiter {
 }
 
 /**
+ * How long a request may wait for memory: until `giveUpAt` (a `performance.now()` time), after
+ * which it could no longer finish within its deadline; then 503 `queue_full` with
+ * `retryAfterSeconds`.
+ */
+export interface Patience {
+  giveUpAt: number;
+  retryAfterSeconds: number;
+}
+
+/**
  * A count of bytes shared by the removals in flight and waiting for the model
  * (CUTOUT_MEMORY_BUDGET): each reserves its estimate (`memory-estimate.ts`) before its photo
  * is decoded and releases it once its answer is sent or it fails. One that does not fit now
@@ -55,9 +65,10 @@ export class MemoryBudget {
   /**
    * Reserves `bytes`, at once when they fit, else when earlier removals have released enough.
    * Throws `over_memory_budget` at once when `bytes` exceed the whole budget, `queue_full`
-   * when too many already wait, and the signal's reason if it aborts while waiting.
+   * when too many already wait or when memory is not free by `patience.giveUpAt` (at once when
+   * that has passed), and the signal's reason if it aborts while waiting.
    */
-  async reserve(bytes: number, signal?: AbortSignal): Promise<MemoryReservation> {
+  async reserve(bytes: number, signal?: AbortSignal, patience?: Patience): Promise<MemoryReservation> {
     signal?.throwIfAborted();
     if (bytes > this.total) {
       const mib = (n: number) => `${Math.ceil(n / 2 ** 20)} MiB`;
@@ -71,19 +82,36 @@ export class MemoryBudget {
     if (this.#waiting.length >= this.#maxWaiting) {
       throw new CutoutError('queue_full', `${this.#waiting.length} images are already waiting for memory; retry in a few seconds.`, { headers: { 'retry-after': '5' } });
     }
+    const arrived = performance.now();
+    const outOfTime = () =>
+      new CutoutError('queue_full', `The memory this image needs was not free in time for it to finish within its deadline (waited ${((performance.now() - arrived) / 1000).toFixed(1)} s); retry later.`, {
+        headers: { 'retry-after': String(patience?.retryAfterSeconds) },
+      });
+    if (patience && patience.giveUpAt <= arrived) throw outOfTime();
     await new Promise<void>((resolve, reject) => {
+      const leave = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const at = this.#waiting.indexOf(waiter);
+        if (at >= 0) this.#waiting.splice(at, 1);
+      };
       const waiter: Waiter = {
         bytes,
         admit: () => {
-          signal?.removeEventListener('abort', onAbort);
+          leave();
           resolve();
         },
       };
       const onAbort = () => {
-        const at = this.#waiting.indexOf(waiter);
-        if (at >= 0) this.#waiting.splice(at, 1);
+        leave();
         reject(signal?.reason);
       };
+      const timer = patience
+        ? setTimeout(() => {
+            leave();
+            reject(outOfTime());
+          }, patience.giveUpAt - arrived)
+        : undefined;
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiting.push(waiter);
     });

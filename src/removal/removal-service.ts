@@ -14,6 +14,7 @@ import { NO_OPTIONS, type OutputOptions } from '../options/output-options.js';
 import { answerSpec } from '../options/read-options.js';
 import { MemoryBudget, Reservations } from './memory-budget.js';
 import { backgroundDecodeBytes, estimateRemovalBytes } from './memory-estimate.js';
+import { WorkTimes } from './work-times.js';
 
 /** What a request chose about its removal; the server's configuration decides the rest. */
 export interface RemovalRequest {
@@ -31,8 +32,11 @@ export interface RemovalRequest {
   backgroundImage?: Uint8Array | Promise<Uint8Array>;
 }
 
-/** A removal's result: the pipeline's answer and the model that cut. */
-export type RemovalResult = RemovedBackground & { model: string };
+/**
+ * A removal's result: the pipeline's answer and the model that cut; its timings begin with
+ * the two waits before the pipeline: for memory (the budget) and an HEIC's decode.
+ */
+export type RemovalResult = RemovedBackground & { model: string; timings: { memory: number; heic: number } };
 
 /**
  * Runs a removal for an HTTP request, for every route that offers one (the API's three
@@ -53,6 +57,10 @@ export class RemovalService {
   readonly #budget: MemoryBudget;
   /** For each request's signal (`signalFor`), how to run something once its reply is over. */
   readonly #onReplyEnd = new WeakMap<AbortSignal, (done: () => void) => void>();
+  /** For each request's signal (`signalFor`), its deadline as a `performance.now()` time. */
+  readonly #deadlines = new WeakMap<AbortSignal, number>();
+  /** How long removals take once they hold their memory: how long a request may wait for it. */
+  readonly #workTimes = new WorkTimes();
 
   /**
    * `heic`: the thread that reads HEIC/HEIF photos; `budget`: the memory the removals share
@@ -93,10 +101,9 @@ export class RemovalService {
   signalFor(reply: FastifyReply): AbortSignal {
     const deadlineMs = this.#config.requestTimeoutMs;
     const controller = new AbortController();
-    const deadline = setTimeout(
-      () => controller.abort(new CutoutError('deadline_exceeded', `The request did not finish within ${deadlineMs} ms; the server is busy, retry later.`)),
-      deadlineMs - reply.elapsedTime,
-    );
+    const remainingMs = deadlineMs - reply.elapsedTime;
+    const deadline = setTimeout(() => controller.abort(new CutoutError('deadline_exceeded', `The request did not finish within ${deadlineMs} ms; the server is busy, retry later.`)), remainingMs);
+    this.#deadlines.set(controller.signal, performance.now() + remainingMs);
     const atEnd: (() => void)[] = [];
     let ended = false;
     this.#onReplyEnd.set(controller.signal, (done) => (ended ? done() : atEnd.push(done)));
@@ -144,7 +151,9 @@ export class RemovalService {
    * name, a background URL's literal checks, the photo's header (format, pixel limit). Then
    * the request reserves the memory its header and options need (`memory-estimate.ts`),
    * waiting while other removals hold the budget, and keeps it until its reply is over (its
-   * signal's, from `signalFor`; else until this returns). The model step waits in the
+   * signal's, from `signalFor`; else until this returns). A request with a deadline (its
+   * signal's from `signalFor`) waits only while it could still finish in time by the recent
+   * removals' pace (`work-times.ts`); past that, 503 `queue_full` with Retry-After. The model step waits in the
    * inference queue, and the signal drops it from there. A background image is fetched while
    * the image waits and the model runs; if that fails, the removal stops at once with its
    * error. The model cannot be interrupted mid-run; once the signal has aborted, the answer
@@ -181,16 +190,25 @@ export class RemovalService {
       looks: quality === 'fast' ? 1 : 2,
       modelSize: model.segmenter.size,
     });
+    const pixels = size && size.width * size.height;
+    // A request with a deadline waits for memory only while starting then could still finish in time.
+    const deadline = this.#deadlines.get(signal);
+    const patience = deadline === undefined ? undefined : this.#workTimes.patience(pixels, deadline);
     const holds = new Reservations();
-    holds.add(await this.#budget.reserve(estimate + (uploadedSize ? backgroundDecodeBytes(uploadedSize) : 0), signal));
+    const waited = performance.now();
+    holds.add(await this.#budget.reserve(estimate + (uploadedSize ? backgroundDecodeBytes(uploadedSize) : 0), signal, patience));
+    const admitted = performance.now();
     const release = () => holds.release();
     try {
-      const result = await this.#removeWithin(photo, signal, { request, answer, bgImageUrl, refine, quality, model, pixels: size && size.width * size.height, holds, backgroundKnown: uploaded !== undefined });
+      const result = await this.#removeWithin(photo, signal, { request, answer, bgImageUrl, refine, quality, model, pixels, holds, backgroundKnown: uploaded !== undefined, memory: admitted - waited });
+      this.#workTimes.record(pixels, performance.now() - admitted);
       const onReplyEnd = this.#onReplyEnd.get(signal);
       if (onReplyEnd) onReplyEnd(release);
       else release();
       return result;
     } catch (error) {
+      // Work cut by the deadline took at least this long.
+      if (error instanceof CutoutError && error.code === 'deadline_exceeded') this.#workTimes.record(pixels, performance.now() - admitted);
       release();
       throw error;
     }
@@ -240,7 +258,9 @@ export class RemovalService {
     const { request, answer, bgImageUrl, model } = parts;
     const options = request.options ?? NO_OPTIONS;
     const signal = stop.signal;
+    const readStart = performance.now();
     const bytes = await untilAborted(this.#heic.readable(photo, config.maxPixels, signal), signal);
+    const heic = performance.now() - readStart;
     const backgroundBytes = request.backgroundImage ? Promise.resolve(request.backgroundImage) : bgImageUrl ? this.fetch(bgImageUrl, 'bg_image_url', requestSignal) : undefined;
     const backgroundField = request.backgroundImage instanceof Uint8Array ? 'bg_image_file' : 'bg_image_url';
     const backgroundImage = backgroundBytes?.then(async (image) => {
@@ -266,7 +286,7 @@ export class RemovalService {
     });
     work.catch(() => {});
     return untilAborted(
-      work.then((removed) => ({ ...removed, model: model.name })),
+      work.then((removed) => ({ ...removed, model: model.name, timings: { memory: parts.memory, heic, ...removed.timings } })),
       signal,
     );
   }
@@ -293,4 +313,6 @@ interface RunParts {
   holds: Reservations;
   /** The background's decode is in the first reservation already (an uploaded one's header was read). */
   backgroundKnown: boolean;
+  /** Milliseconds the request waited for its memory. */
+  memory: number;
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CutoutError } from '../../src/errors.js';
 import { MemoryBudget, Reservations } from '../../src/removal/memory-budget.js';
 
@@ -59,6 +59,50 @@ describe('MemoryBudget', () => {
     expect(budget.waiting).toBe(0);
     a.release();
     expect(budget.reserved).toBe(0);
+  });
+});
+
+describe('MemoryBudget with patience', () => {
+  const queueFull = (error: unknown) => {
+    expect(error).toBeInstanceOf(CutoutError);
+    expect((error as CutoutError).code).toBe('queue_full');
+    expect((error as CutoutError).status).toBe(503);
+    return Number((error as CutoutError).headers['retry-after']);
+  };
+
+  it('lets in what fits now however late it is, and refuses at once what does not fit once its time to wait has passed', async () => {
+    const budget = new MemoryBudget(100, { maxWaiting: 4 });
+    const late = { giveUpAt: performance.now() - 1, retryAfterSeconds: 7 };
+    const a = await budget.reserve(60, undefined, late);
+    expect(queueFull(await budget.reserve(60, undefined, late).catch((e: unknown) => e))).toBe(7);
+    expect(budget.waiting).toBe(0);
+    a.release();
+  });
+
+  it('stops waiting at giveUpAt with queue_full and its Retry-After, leaving the queue; one let in earlier keeps its memory', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const budget = new MemoryBudget(100, { maxWaiting: 4 });
+      const a = await budget.reserve(100);
+      const patient = budget.reserve(50, undefined, { giveUpAt: performance.now() + 5_000, retryAfterSeconds: 3 });
+      const impatient = budget.reserve(50, undefined, { giveUpAt: performance.now() + 1_000, retryAfterSeconds: 2 });
+      const refused = impatient.catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(999);
+      expect(budget.waiting).toBe(2);
+      await vi.advanceTimersByTimeAsync(1);
+      const error = await refused;
+      expect(queueFull(error)).toBe(2);
+      expect((error as CutoutError).message).toMatch(/waited 1\.0 s/);
+      expect(budget.waiting).toBe(1);
+      a.release();
+      const held = await patient;
+      await vi.advanceTimersByTimeAsync(10_000); // its timer was cleared: nothing rejects it later
+      expect(budget.reserved).toBe(50);
+      held.release();
+      expect(budget.reserved).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
