@@ -35,6 +35,22 @@ export function lowerThisThread(nice: number): boolean {
   }
 }
 
+/**
+ * Gives the calling thread back the priority of `nice` (a lower nice value than its own),
+ * where the process may: as root with CAP_SYS_NICE, or with an RLIMIT_NICE that allows it
+ * (`ulimit -e`, Docker's `--ulimit nice=`). Returns false where it may not (an ordinary user
+ * by default) or the system has no such thread id; the thread then keeps its nice value.
+ */
+export function raiseThisThread(nice: number): boolean {
+  try {
+    const id = thisThreadId();
+    if (getPriority(id) > nice) setPriority(id, nice);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 let eventLoopFirst = false;
 
 /**
