@@ -83,11 +83,11 @@ export class MemoryBudget {
       throw new CutoutError('queue_full', `${this.#waiting.length} images are already waiting for memory; retry in a few seconds.`, { headers: { 'retry-after': '5' } });
     }
     const arrived = performance.now();
-    const outOfTime = () =>
+    const outOfTime = ({ retryAfterSeconds }: Patience) =>
       new CutoutError('queue_full', `The memory this image needs was not free in time for it to finish within its deadline (waited ${((performance.now() - arrived) / 1000).toFixed(1)} s); retry later.`, {
-        headers: { 'retry-after': String(patience?.retryAfterSeconds) },
+        headers: { 'retry-after': String(retryAfterSeconds) },
       });
-    if (patience && patience.giveUpAt <= arrived) throw outOfTime();
+    if (patience && patience.giveUpAt <= arrived) throw outOfTime(patience);
     await new Promise<void>((resolve, reject) => {
       const leave = () => {
         clearTimeout(timer);
@@ -109,7 +109,7 @@ export class MemoryBudget {
       const timer = patience
         ? setTimeout(() => {
             leave();
-            reject(outOfTime());
+            reject(outOfTime(patience));
           }, patience.giveUpAt - arrived)
         : undefined;
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -153,8 +153,8 @@ export class RemovalService {
    * waiting while other removals hold the budget, and keeps it until its reply is over (its
    * signal's, from `signalFor`; else until this returns). A request with a deadline (its
    * signal's from `signalFor`) waits only while it could still finish in time by the recent
-   * removals' pace (`work-times.ts`); past that, 503 `queue_full` with Retry-After. The model step waits in the
-   * inference queue, and the signal drops it from there. A background image is fetched while
+   * removals' pace (`work-times.ts`); past that, 503 `queue_full` with Retry-After. The model
+   * step waits in the inference queue, and the signal drops it from there. A background image is fetched while
    * the image waits and the model runs; if that fails, the removal stops at once with its
    * error. The model cannot be interrupted mid-run; once the signal has aborted, the answer
    * is the signal's reason and the result is dropped. An HEIC/HEIF photo is decoded on the
@@ -191,7 +191,6 @@ export class RemovalService {
       modelSize: model.segmenter.size,
     });
     const pixels = size && size.width * size.height;
-    // A request with a deadline waits for memory only while starting then could still finish in time.
     const deadline = this.#deadlines.get(signal);
     const patience = deadline === undefined ? undefined : this.#workTimes.patience(pixels, deadline);
     const holds = new Reservations();
