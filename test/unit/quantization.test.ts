@@ -1,5 +1,6 @@
 import * as ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
+import { cpuHasInt8DotProduct } from '../helpers/cpu-int8.js';
 import * as onnx from '../../src/model/onnx-fields.js';
 import { lengthDelimitedField, stringField, varintField } from '../../src/model/onnx-wire.js';
 import { foldConvChains } from '../../src/model/quantize/fold-convs.js';
@@ -229,7 +230,10 @@ describe('regrouping the photo for a strided int8 convolution (SpaceToDepth)', (
     expect(graph.initializers.get('w/int8')!.dims).toEqual([16, 12, ...regroupedKernel]);
     const x = seeded(3 * SIZE * SIZE, 1, 13);
     const [before, after] = [await run(plain.model, x), await run(regrouped.model, x)];
-    expect(after).toEqual(before); // the same integers, bit for bit
+    // The same integers, bit for bit, where the CPU adds int8 products exactly; without an int8
+    // dot product ONNX Runtime's 16-bit pair sums saturate by layout (0.09–0.16 apart on a Zen 3,
+    // as far as a wrong rewrite would be), so there only the rewrite's shape above is checked.
+    if (cpuHasInt8DotProduct) expect(after).toEqual(before);
   });
 
   it('leaves a stride-1 convolution on the photo, and a strided one on an input of more than four channels, as they are', () => {
