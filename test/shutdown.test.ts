@@ -21,11 +21,14 @@ import { integrityCheck } from './helpers/stores.js';
 
 const PHOTO_WIDTH = 640;
 const PHOTO_HEIGHT = 480;
-// Long enough for two model passes on a two-core machine that is busy with other tests too;
-// a shutdown that needs more than this exits with code 1, which the signal tests would report.
-const GRACE_MS = 60_000;
+// Long enough for three float32 passes on a two-core machine busy with other tests too (on a
+// Zen 3 in CI one took 40 s, and the third request of the drain test passed the default 60 s
+// deadline); a shutdown that needs more than this exits with code 1, which the signal tests
+// would report. The requests' deadline is as long, since these tests are about order, not speed.
+const GRACE_MS = 120_000;
+const REQUEST_TIMEOUT_MS = String(GRACE_MS);
 // Four servers start at once on a machine with two cores: under load, each can take a while.
-const TIMEOUT_MS = 180_000;
+const TIMEOUT_MS = 240_000;
 
 let photo: Buffer;
 const dataDirs: string[] = [];
@@ -98,7 +101,7 @@ describe.concurrent('graceful shutdown of a real server', () => {
     { timeout: TIMEOUT_MS },
     async (signal) => {
       const { dataDir, tokenId } = await dataDirWithToken();
-      const server = await startServer({ CUTOUT_DATA_DIR: dataDir, CUTOUT_SHUTDOWN_GRACE_MS: String(GRACE_MS) });
+      const server = await startServer({ CUTOUT_DATA_DIR: dataDir, CUTOUT_SHUTDOWN_GRACE_MS: String(GRACE_MS), CUTOUT_REQUEST_TIMEOUT_MS: REQUEST_TIMEOUT_MS });
       const managed = await exchangeOverHttp(server.origin, tokenId);
 
       const [running, queued] = await twoRemovalsInFlight(server, managed);
@@ -216,7 +219,7 @@ describe.concurrent('graceful shutdown of a real server', () => {
   it('with a drain delay: /readyz 503 at once, new work still served during the delay, then closed; all of it finished', { timeout: TIMEOUT_MS }, async () => {
     const DRAIN_MS = 3000;
     const { dataDir, tokenId } = await dataDirWithToken();
-    const server = await startServer({ CUTOUT_DATA_DIR: dataDir, CUTOUT_SHUTDOWN_GRACE_MS: String(GRACE_MS), CUTOUT_DRAIN_DELAY_MS: String(DRAIN_MS) });
+    const server = await startServer({ CUTOUT_DATA_DIR: dataDir, CUTOUT_SHUTDOWN_GRACE_MS: String(GRACE_MS), CUTOUT_REQUEST_TIMEOUT_MS: REQUEST_TIMEOUT_MS, CUTOUT_DRAIN_DELAY_MS: String(DRAIN_MS) });
     const managed = await exchangeOverHttp(server.origin, tokenId);
     const [running, queued] = await twoRemovalsInFlight(server, managed);
     expect((await send(server.origin, 'GET', '/readyz')).status).toBe(200);
@@ -254,7 +257,7 @@ describe.concurrent('graceful shutdown of a real server', () => {
   // that run before stopping its worker, or the process aborts (SIGABRT) before "stopped cleanly".
   it('a model run left behind by a client that went away does not turn a shutdown into a crash', { timeout: TIMEOUT_MS }, async () => {
     const { dataDir, tokenId } = await dataDirWithToken();
-    const server = await startServer({ CUTOUT_DATA_DIR: dataDir, CUTOUT_SHUTDOWN_GRACE_MS: String(GRACE_MS) });
+    const server = await startServer({ CUTOUT_DATA_DIR: dataDir, CUTOUT_SHUTDOWN_GRACE_MS: String(GRACE_MS), CUTOUT_REQUEST_TIMEOUT_MS: REQUEST_TIMEOUT_MS });
     const managed = await exchangeOverHttp(server.origin, tokenId);
     const client = new AbortController();
     const abandoned = send(server.origin, 'POST', '/api/v1/background/remove/base64', {
