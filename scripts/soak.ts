@@ -7,9 +7,8 @@
  * 503 carried Retry-After), the ordinary photos' latency (median, p95) against the same
  * ordinary clients running alone just before (and one of them by itself), the Server-Timing
  * stages of every kind answered 200 (where a large photo's time went: memory, HEIC decode,
- * queue), and how long a
- * request with a private `bg_image_url` (a 0.7 MP photo) takes to be refused, on the idle
- * server and during the soak.
+ * queue), and how long a request with a private `bg_image_url` (a 0.7 MP photo) takes to be
+ * refused, on the idle server and during the soak.
  *
  * Without `--hostile`: only the ordinary clients (`--photo-clients`, a 0.7 MP JPEG each).
  * With `--hostile`, beside them `--heic-clients` clients each sending, in turn, a 49 MP HEIC,
