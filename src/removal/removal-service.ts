@@ -55,10 +55,11 @@ export class RemovalService {
   readonly #finisher: Finisher;
   readonly #heic: HeicThread;
   readonly #budget: MemoryBudget;
-  /** For each request's signal (`signalFor`), how to run something once its reply is over. */
-  readonly #onReplyEnd = new WeakMap<AbortSignal, (done: () => void) => void>();
-  /** For each request's signal (`signalFor`), its deadline as a `performance.now()` time. */
-  readonly #deadlines = new WeakMap<AbortSignal, number>();
+  /**
+   * For each request's signal (`signalFor`): its deadline as a `performance.now()` time, and
+   * how to run something once its reply is over.
+   */
+  readonly #replies = new WeakMap<AbortSignal, { deadline: number; onEnd: (done: () => void) => void }>();
   /** How long removals take once they hold their memory: how long a request may wait for it. */
   readonly #workTimes = new WorkTimes();
 
@@ -103,10 +104,9 @@ export class RemovalService {
     const controller = new AbortController();
     const remainingMs = deadlineMs - reply.elapsedTime;
     const deadline = setTimeout(() => controller.abort(new CutoutError('deadline_exceeded', `The request did not finish within ${deadlineMs} ms; the server is busy, retry later.`)), remainingMs);
-    this.#deadlines.set(controller.signal, performance.now() + remainingMs);
     const atEnd: (() => void)[] = [];
     let ended = false;
-    this.#onReplyEnd.set(controller.signal, (done) => (ended ? done() : atEnd.push(done)));
+    this.#replies.set(controller.signal, { deadline: performance.now() + remainingMs, onEnd: (done) => (ended ? done() : atEnd.push(done)) });
     reply.raw.once('close', () => {
       clearTimeout(deadline);
       if (!reply.raw.writableFinished) controller.abort(new CutoutError('invalid_request', 'The client closed the connection.'));
@@ -154,11 +154,11 @@ export class RemovalService {
    * signal's, from `signalFor`; else until this returns). A request with a deadline (its
    * signal's from `signalFor`) waits only while it could still finish in time by the recent
    * removals' pace (`work-times.ts`); past that, 503 `queue_full` with Retry-After. The model
-   * step waits in the inference queue, and the signal drops it from there. A background image is fetched while
-   * the image waits and the model runs; if that fails, the removal stops at once with its
-   * error. The model cannot be interrupted mid-run; once the signal has aborted, the answer
-   * is the signal's reason and the result is dropped. An HEIC/HEIF photo is decoded on the
-   * HEIC threads (`heic-thread.ts`) once its memory is reserved.
+   * step waits in the inference queue, and the signal drops it from there. A background image
+   * is fetched while the image waits and the model runs; if that fails, the removal stops at
+   * once with its error. The model cannot be interrupted mid-run; once the signal has aborted,
+   * the answer is the signal's reason and the result is dropped. An HEIC/HEIF photo is decoded
+   * on the HEIC threads (`heic-thread.ts`) once its memory is reserved.
    */
   async remove(photo: Uint8Array, signal: AbortSignal, request: RemovalRequest = {}): Promise<RemovalResult> {
     const config = this.#config;
@@ -191,8 +191,8 @@ export class RemovalService {
       modelSize: model.segmenter.size,
     });
     const pixels = size && size.width * size.height;
-    const deadline = this.#deadlines.get(signal);
-    const patience = deadline === undefined ? undefined : this.#workTimes.patience(pixels, deadline);
+    const reply = this.#replies.get(signal);
+    const patience = reply && this.#workTimes.patience(pixels, reply.deadline);
     const holds = new Reservations();
     const waited = performance.now();
     holds.add(await this.#budget.reserve(estimate + (uploadedSize ? backgroundDecodeBytes(uploadedSize) : 0), signal, patience));
@@ -201,8 +201,7 @@ export class RemovalService {
     try {
       const result = await this.#removeWithin(photo, signal, { request, answer, bgImageUrl, refine, quality, model, pixels, holds, backgroundKnown: uploaded !== undefined, memory: admitted - waited });
       this.#workTimes.record(pixels, performance.now() - admitted);
-      const onReplyEnd = this.#onReplyEnd.get(signal);
-      if (onReplyEnd) onReplyEnd(release);
+      if (reply) reply.onEnd(release);
       else release();
       return result;
     } catch (error) {
