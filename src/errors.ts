@@ -7,6 +7,11 @@ export const ERRORS = {
   invalid_request: { status: 400, title: 'Invalid request', message: 'A required field is missing or has the wrong type.' },
   malformed_json: { status: 400, title: 'Malformed JSON', message: 'The request body is not valid JSON.' },
   invalid_base64: { status: 400, title: 'Invalid Base64', message: 'image_base64 is not valid standard Base64.' },
+  webhook_secret_missing: {
+    status: 400,
+    title: 'No webhook signing secret',
+    message: 'The token has no webhook signing secret yet, so a webhook could not be signed; make one in the dashboard (Tokens) or with `cutout webhook-secret --token …`, then send the job again.',
+  },
   url_not_allowed: { status: 400, title: 'URL not allowed', message: 'image_url must be an http(s) URL of a public address.' },
   unknown_model: { status: 400, title: 'Unknown model', message: 'The model the request names is not loaded on this server.' },
   missing_token: { status: 401, title: 'Missing token', message: 'Send a managed token as the Authorization header.' },
@@ -42,6 +47,11 @@ export const ERRORS = {
     status: 429,
     title: 'Too many jobs',
     message: 'This token has as many unfinished jobs, or waiting images, as it may have; retry after Retry-After seconds.',
+  },
+  too_many_starts: {
+    status: 500,
+    title: 'Started too often',
+    message: 'The image was started as many times as an image may be, and its server stopped each time before it finished; it is not tried again.',
   },
   internal_error: { status: 500, title: 'Internal error', message: 'Something went wrong on our side.' },
   upstream_fetch_failed: { status: 502, title: 'Fetching the image failed', message: 'The image URL could not be fetched.' },
