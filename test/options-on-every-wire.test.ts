@@ -1,9 +1,13 @@
 import fc from 'fast-check';
+import type { TSchema } from 'typebox';
+import Value from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RawImage } from '../src/image/raw-image.js';
 import { ModelService } from '../src/model/model-service.js';
 import type { Segmenter } from '../src/model/segmenter.js';
-import { OPTIONS, optionsOf, wireUse, type OptionName } from '../src/options/option-table.js';
+import { OPTIONS, optionsOf, wireUse, type OptionName, type Wire } from '../src/options/option-table.js';
+import { OptionValueError } from '../src/options/option-value-error.js';
+import { readOptions } from '../src/options/read-options.js';
 import { multipartBody } from '../scripts/lib/multipart-body.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { makePhoto } from './helpers/images.js';
@@ -107,5 +111,62 @@ describe('every option on the native and the remove.bg wire', () => {
     const upload = await t.app.inject({ method: 'POST', url: '/api/v1/background/remove/multipart', headers: { authorization: managed, 'content-type': form.contentType }, payload: form.body });
     expect(upload.statusCode, upload.body.slice(0, 300)).toBe(200);
     expect(Object.keys(every).length).toBeGreaterThan(15);
+  });
+});
+
+/** Values a schema allows, for the subset the value kinds use. */
+function allowedBy(schema: TSchema): fc.Arbitrary<unknown> {
+  const node = schema as { type?: string; enum?: readonly string[]; anyOf?: TSchema[]; minimum?: number; maximum?: number; pattern?: string; minLength?: number; maxLength?: number };
+  if (node.anyOf) return fc.oneof(...node.anyOf.map(allowedBy));
+  if (node.enum) return fc.constantFrom(...node.enum);
+  if (node.type === 'boolean') return fc.boolean();
+  if (node.type === 'integer') return fc.integer({ min: node.minimum ?? -1e6, max: node.maximum ?? 1e6 });
+  if (node.type === 'string' && node.pattern) return fc.stringMatching(new RegExp(node.pattern)).filter((text) => text.length >= (node.minLength ?? 0) && text.length <= (node.maxLength ?? Infinity));
+  throw new Error(`no values for the schema ${JSON.stringify(schema)}`);
+}
+
+/** Whether option `name`, alone, is read on `wire` without a refusal of its form (a region's corners out of order is one no schema can say). */
+function readsAlone(name: OptionName, wire: Wire, sent: unknown): boolean {
+  try {
+    readOptions({ ...DOCUMENTED_DEFAULTS, [name]: sent }, wire);
+    return true;
+  } catch (error) {
+    if (error instanceof OptionValueError && error.problem === 'roi_region_empty') return true;
+    if (error instanceof OptionValueError) return false;
+    throw error;
+  }
+}
+
+describe("each option's reader against its schema (the OpenAPI field and the SDK's type)", () => {
+  const wires: Wire[] = ['native', 'removebg', 'photoroom'];
+  const taken = wires.flatMap((wire) => optionsOf(wire).filter((name) => !wireUse(name, wire)?.only).map((name) => [name, wire] as const));
+
+  it('reads every value the schema allows, on every wire that takes the option', () => {
+    for (const [name, wire] of taken) {
+      fc.assert(
+        fc.property(allowedBy(OPTIONS[name].kind.schema), (sent) => {
+          expect(Value.Check(OPTIONS[name].kind.schema, sent), `${name}: ${JSON.stringify(sent)}`).toBe(true);
+          expect(readsAlone(name, wire, sent), `${name} on ${wire}: ${JSON.stringify(sent)}`).toBe(true);
+        }),
+        { numRuns: 100 },
+      );
+    }
+  });
+
+  it('refuses nothing the schema allows among the near-valid values, and the schema refuses what the reader does', () => {
+    const seen = { allowed: 0, refused: 0 };
+    for (const [name, wire] of taken) {
+      fc.assert(
+        fc.property(value, (sent) => {
+          const allowed = Value.Check(OPTIONS[name].kind.schema, sent);
+          seen[allowed ? 'allowed' : 'refused']++;
+          if (!readsAlone(name, wire, sent)) expect(allowed, `${name} on ${wire}: the schema allows ${JSON.stringify(sent)}, which the reader refuses`).toBe(false);
+        }),
+        { numRuns: 200 },
+      );
+    }
+    // Both sides of the schema were drawn.
+    expect(seen.allowed).toBeGreaterThan(100);
+    expect(seen.refused).toBeGreaterThan(100);
   });
 });

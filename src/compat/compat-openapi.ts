@@ -13,14 +13,16 @@ const security = [{ apiKey: [] }];
 const BINARY = { schema: { type: 'string', format: 'binary' } };
 const text = (description: string) => ({ type: 'string', description });
 
-/** The options a compatible wire takes, from the option table, with the wire's own default and words. */
+/**
+ * The options a compatible wire takes, from the option table: each kind's JSON schema (as the
+ * native API's), narrowed to the wire's own words, with its default here.
+ */
 function wireFields(wire: 'removebg' | 'photoroom') {
   return Object.fromEntries(
     optionsOf(wire).map((name) => {
       const use = wireUse(name, wire);
-      const only = use?.only ? ` This route takes ${use.only.join(', ')}.` : '';
       const byDefault = use?.default ? ` Default here: ${use.default}.` : '';
-      return [name, text(OPTIONS[name].description + only + byDefault)];
+      return [name, { ...OPTIONS[name].kind.schema, ...(use?.only && { enum: [...use.only] }), description: OPTIONS[name].description + byDefault }];
     }),
   );
 }

@@ -26,13 +26,13 @@ export interface OutputOptions {
   bg_color?: string;
   /**
    * Composite the cut-out onto this image (http(s) URL, fetched with the same guards and limits as
-   * image_url), scaled to cover the result.
+   * image_url), scaled to cover the result. At most 8192 characters, matching `^[\s\S]+$`.
    */
   bg_image_url?: string;
   /**
    * Lay the cut-out over the photo's own background, blurred by this radius in the answer's pixels:
    * the subject sharp, the scene softened behind it, as a portrait camera does. Not with another
-   * background or channels=alpha.
+   * background or channels=alpha. As a number: 1 to 500.
    */
   bg_blur?: number;
   /**
@@ -43,15 +43,18 @@ export interface OutputOptions {
   /**
    * Margin around the cropped subject (default 0): one, two or four lengths (all sides; top/bottom
    * and left/right; top, right, bottom, left), each whole pixels up to 500 or a percent of the
-   * subject's box up to 50%.
+   * subject's box up to 50%. As a number: 0 to 500.
    */
   crop_margin?: number | string;
   /**
    * Scale the result down (never up) to fit inside this width, after cropping; the aspect ratio is
-   * kept.
+   * kept. As a number: 1 to 65535.
    */
   max_width?: number;
-  /** Scale the result down (never up) to fit inside this height, after cropping. */
+  /**
+   * Scale the result down (never up) to fit inside this height, after cropping. As a number: 1 to
+   * 65535.
+   */
   max_height?: number;
   /**
    * Region of interest, "x1 y1 x2 y2" in pixels or percent of the photo: only what lies inside can
@@ -90,11 +93,12 @@ export interface OutputOptions {
   add_shadow?: boolean;
   /** drop (default), 3D or car (flattened onto the subject's bottom edge), with add_shadow. */
   shadow_type?: 'drop' | 'car' | '3D';
-  /** The shadow's darkness, 0 to 100 (default 50), with add_shadow. */
-  shadow_opacity?: number;
+  /** The shadow's darkness, 0 to 100 (default 50), with add_shadow. As a number: 0 to 100. */
+  shadow_opacity?: number | string;
   /**
    * Which of the server's loaded models cuts (a name from its CUTOUT_MODELS; default the first).
-   * One the server has not loaded is 400 unknown_model.
+   * One the server has not loaded is 400 unknown_model. At most 64 characters, matching
+   * `^[a-z0-9][a-z0-9._-]{0,63}$`.
    */
   model?: string;
 }
