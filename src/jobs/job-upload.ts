@@ -1,9 +1,10 @@
 import { createHash, type Hash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import type { FastifyMultipartBaseOptions } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { Unzip, UnzipInflate, type UnzipFile } from 'fflate';
+import { Inflate } from 'fflate';
 import { NATIVE_OPTION_COUNT } from '../api/option-schemas.js';
 import { CutoutError } from '../errors.js';
 import { multipartLimits } from '../http/form-parts.js';
@@ -128,46 +129,36 @@ async function expandArchive(
   count: (bytes: number, size: number, name: string) => void,
   keep: (name: string, bytes: Uint8Array) => Promise<void>,
 ): Promise<void> {
-  let failure: unknown;
   const complete: { name: string; bytes: Uint8Array }[] = [];
-  const unzip = new Unzip((entry: UnzipFile) => {
-    try {
-      checkEntryName(entry.name);
-      const base = entry.name.slice(entry.name.lastIndexOf('/') + 1);
-      // Folders, and the files macOS adds beside the real ones.
-      if (entry.name.endsWith('/') || entry.name.startsWith('__MACOSX/') || base.startsWith('.')) return;
-      if (/\.zip$/i.test(base)) throw new CutoutError('invalid_request', `The archive holds another archive (${base}); send one level of archive.`);
-      if (entry.originalSize !== undefined) count(0, entry.originalSize, entry.name);
-      const chunks: Uint8Array[] = [];
-      let size = 0;
-      entry.ondata = (error, chunk, final) => {
-        if (failure) return;
-        try {
-          if (error) throw new CutoutError('invalid_request', `The archive's entry ${entry.name} is corrupt.`, { cause: error });
-          size += chunk.length;
-          count(chunk.length, size, entry.name);
-          chunks.push(chunk);
-          if (!final) return;
-          const bytes = Buffer.concat(chunks);
-          if (startsLikeZip(bytes)) throw new CutoutError('invalid_request', `The archive holds another archive (${entry.name}); send one level of archive.`);
-          complete.push({ name: entry.name, bytes });
-        } catch (thrown) {
-          failure = thrown;
-        }
-      };
-      entry.start();
-    } catch (thrown) {
-      failure ??= thrown;
-    }
+  const archive = new StreamedZip((name, declaredSize) => {
+    checkEntryName(name);
+    const base = name.slice(name.lastIndexOf('/') + 1);
+    // Folders, and the files macOS adds beside the real ones.
+    if (name.endsWith('/') || name.startsWith('__MACOSX/') || base.startsWith('.')) return undefined;
+    if (/\.zip$/i.test(base)) throw new CutoutError('invalid_request', `The archive holds another archive (${base}); send one level of archive.`);
+    if (declaredSize !== undefined) count(0, declaredSize, name);
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    return {
+      data(chunk) {
+        size += chunk.length;
+        count(chunk.length, size, name);
+        chunks.push(chunk);
+      },
+      end() {
+        const bytes = Buffer.concat(chunks);
+        if (startsLikeZip(bytes)) throw new CutoutError('invalid_request', `The archive holds another archive (${name}); send one level of archive.`);
+        complete.push({ name, bytes });
+      },
+    };
   });
-  unzip.register(UnzipInflate);
   const step = async (bytes: Uint8Array, final: boolean) => {
     try {
-      unzip.push(bytes, final);
+      archive.push(bytes, final);
     } catch (error) {
-      failure ??= new CutoutError('invalid_request', 'The archive is not a readable zip.', { cause: error });
+      if (error instanceof CutoutError) throw error;
+      throw new CutoutError('invalid_request', 'The archive is not a readable zip.', { cause: error });
     }
-    if (failure) throw failure;
     for (const entry of complete.splice(0)) await keep(entry.name, entry.bytes);
   };
   let seen = false;
@@ -178,4 +169,162 @@ async function expandArchive(
   }
   if (!seen) throw new CutoutError('invalid_request', 'The archive is empty.');
   await step(new Uint8Array(0), true);
+}
+
+/** Where the bytes of one archive entry go as they are inflated; `end` after the last. */
+interface EntrySink {
+  data(chunk: Uint8Array): void;
+  end(): void;
+}
+
+const LOCAL_HEADER = 0x04034b50;
+const CENTRAL_HEADER = 0x02014b50;
+const DATA_DESCRIPTOR = 0x08074b50;
+const ENDS = [CENTRAL_HEADER, 0x06054b50, 0x06064b50];
+/** A data descriptor's possible shapes, most likely first: length, with its signature, 64-bit sizes. */
+const DESCRIPTORS = [
+  { length: 24, signed: true, wide: true },
+  { length: 16, signed: true, wide: false },
+  { length: 20, signed: false, wide: true },
+  { length: 12, signed: false, wide: false },
+];
+/** The longest descriptor and the next header's signature: what is held back while looking for the end of an entry. */
+const HELD_BACK = 28;
+const NEXT_HEADERS = [Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.from([0x50, 0x4b, 0x01, 0x02])];
+
+interface OpenEntry {
+  name: string;
+  sink: EntrySink | undefined;
+  inflate: Inflate | undefined;
+  /** Compressed bytes still to come, when the local header says (no data descriptor). */
+  remaining: number | undefined;
+  expectedCrc: number;
+  expectedSize: number | undefined;
+  /** Compressed bytes passed on so far. */
+  read: number;
+  crc: number;
+  size: number;
+}
+
+/**
+ * A zip read front to back as its bytes arrive (an upload is never whole in memory), from
+ * its local headers; the central directory is not needed. An entry's data ends where its
+ * local header's compressed size says (read from the ZIP64 extra field where the header's
+ * fields are 0xFFFFFFFF), or, when a data descriptor follows the data (flag bit 3), where a
+ * descriptor (with or without its signature, with 32 or 64-bit sizes: yazl writes 64-bit
+ * ones past 4 GiB without a ZIP64 header) whose compressed size is the count of bytes so far
+ * is followed by the next header. A signature alone is not an end: fflate's `Unzip` ended
+ * an entry at the first `PK\x07\x08` or `PK\x01\x02` in its data, which random bytes (a
+ * PNG's, stored) hold about once in every 4 GiB. Every entry's CRC-32 and size are checked.
+ * Throws on a corrupt, encrypted or truncated archive; `opened` may throw to refuse one.
+ */
+class StreamedZip {
+  private buffered: Uint8Array = new Uint8Array(0);
+  private entry: OpenEntry | undefined;
+  private pastEntries = false;
+
+  /** `opened` is told each entry's name and declared size; it returns where its bytes go, or nothing to skip it. */
+  constructor(private readonly opened: (name: string, declaredSize: number | undefined) => EntrySink | undefined) {}
+
+  push(bytes: Uint8Array, final: boolean): void {
+    const buffer = this.buffered.length === 0 ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length) : Buffer.concat([this.buffered, bytes]);
+    let at = 0;
+    while (!this.pastEntries) {
+      const entry = this.entry;
+      if (!entry) {
+        if (buffer.length - at < 4) break;
+        const signature = buffer.readUInt32LE(at);
+        if (ENDS.includes(signature)) this.pastEntries = true;
+        else if (signature !== LOCAL_HEADER) throw new Error(`no local header at the archive's byte ${at}`);
+        else if (buffer.length - at < 30 || buffer.length - at < 30 + buffer.readUInt16LE(at + 26) + buffer.readUInt16LE(at + 28)) break;
+        else at = this.open(buffer, at);
+      } else if (entry.remaining !== undefined) {
+        const take = Math.min(entry.remaining, buffer.length - at);
+        entry.remaining -= take;
+        this.pass(entry, buffer.subarray(at, (at += take)), entry.remaining === 0);
+        if (entry.remaining > 0) break;
+        this.close(entry, entry.expectedCrc, entry.expectedSize);
+      } else {
+        const end = this.descriptorAfter(entry, buffer, at);
+        if (!end) {
+          const upTo = Math.max(at, buffer.length - HELD_BACK);
+          this.pass(entry, buffer.subarray(at, upTo), false);
+          at = upTo;
+          break;
+        }
+        this.pass(entry, buffer.subarray(at, end.dataEnd), true);
+        this.close(entry, end.crc, end.size);
+        at = end.next;
+      }
+    }
+    this.buffered = this.pastEntries ? new Uint8Array(0) : buffer.subarray(at);
+    if (final && !this.pastEntries) throw new Error(this.entry ? `the archive ends inside ${this.entry.name}` : 'the archive ends before its central directory');
+  }
+
+  /** Reads the local header at `at`; returns where the entry's data starts. */
+  private open(buffer: Buffer, at: number): number {
+    const flags = buffer.readUInt16LE(at + 6);
+    const method = buffer.readUInt16LE(at + 8);
+    const nameLength = buffer.readUInt16LE(at + 26);
+    const extraEnd = at + 30 + nameLength + buffer.readUInt16LE(at + 28);
+    const name = buffer.toString(flags & 0x800 ? 'utf8' : 'latin1', at + 30, at + 30 + nameLength);
+    if (flags & 1) throw new CutoutError('invalid_request', `The archive's entry ${name} is encrypted; send an archive without a password.`);
+    if (method !== 0 && method !== 8) throw new CutoutError('invalid_request', `The archive's entry ${name} is compressed with method ${method}; send one stored or deflated (what every zip tool makes by default).`);
+    let compressed: number = buffer.readUInt32LE(at + 18);
+    let size: number = buffer.readUInt32LE(at + 22);
+    for (let field = at + 30 + nameLength; field + 4 <= extraEnd; field += 4 + buffer.readUInt16LE(field + 2)) {
+      if (buffer.readUInt16LE(field) !== 1) continue;
+      // The ZIP64 field holds the sizes whose 32-bit fields are full, the original size first.
+      let value = field + 4;
+      if (size === 0xffffffff) (size = Number(buffer.readBigUInt64LE(value))), (value += 8);
+      if (compressed === 0xffffffff) compressed = Number(buffer.readBigUInt64LE(value));
+    }
+    const described = (flags & 8) !== 0;
+    const sink = this.opened(name, described ? undefined : size);
+    const entry: OpenEntry = { name, sink, inflate: undefined, remaining: described ? undefined : compressed, expectedCrc: buffer.readUInt32LE(at + 14), expectedSize: described ? undefined : size, read: 0, crc: 0, size: 0 };
+    if (method === 8) entry.inflate = new Inflate((chunk) => this.inflated(entry, chunk));
+    this.entry = entry;
+    return extraEnd;
+  }
+
+  /** Passes compressed bytes on, through the inflater if the entry has one. */
+  private pass(entry: OpenEntry, bytes: Uint8Array, final: boolean): void {
+    entry.read += bytes.length;
+    if (!entry.inflate) return this.inflated(entry, bytes);
+    try {
+      entry.inflate.push(bytes, final);
+    } catch (error) {
+      if (error instanceof CutoutError) throw error;
+      throw new CutoutError('invalid_request', `The archive's entry ${entry.name} is corrupt.`, { cause: error });
+    }
+  }
+
+  private inflated(entry: OpenEntry, chunk: Uint8Array): void {
+    if (chunk.length === 0) return;
+    entry.crc = crc32(chunk, entry.crc);
+    entry.size += chunk.length;
+    entry.sink?.data(chunk);
+  }
+
+  private close(entry: OpenEntry, crc: number, size: number | undefined): void {
+    if (entry.crc !== crc || (size !== undefined && entry.size !== size)) throw new CutoutError('invalid_request', `The archive's entry ${entry.name} is corrupt (its CRC-32 or size does not match its data).`);
+    this.entry = undefined;
+    entry.sink?.end();
+  }
+
+  /** The data descriptor that ends `entry` in `buffer` from `at` on, if the buffer holds it and the next header's signature. */
+  private descriptorAfter(entry: OpenEntry, buffer: Buffer, at: number): { dataEnd: number; next: number; crc: number; size: number } | undefined {
+    for (let from = at; ; ) {
+      const next = Math.min(...NEXT_HEADERS.map((signature) => buffer.indexOf(signature, from)).map((found) => (found < 0 ? Infinity : found)));
+      if (next === Infinity) return undefined;
+      for (const { length, signed, wide } of DESCRIPTORS) {
+        const start = next - length;
+        if (start < at || (signed && buffer.readUInt32LE(start) !== DATA_DESCRIPTOR)) continue;
+        const crcAt = start + (signed ? 4 : 0);
+        const readSize = (offset: number) => (wide ? Number(buffer.readBigUInt64LE(offset)) : buffer.readUInt32LE(offset));
+        if (readSize(crcAt + 4) === entry.read + (start - at)) return { dataEnd: start, next, crc: buffer.readUInt32LE(crcAt), size: readSize(crcAt + (wide ? 12 : 8)) };
+      }
+      from = next + 1;
+    }
+  }
 }
