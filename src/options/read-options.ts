@@ -1,7 +1,6 @@
-import type { AnswerSpec, RequestedFormat } from '../pipeline/answer-spec.js';
 import { OptionValueError } from './option-value-error.js';
 import { OPTIONS, optionsOf, wireUse, type OptionName, type OptionValue, type Wire } from './option-table.js';
-import { NO_OPTIONS, type OutputOptions } from './output-options.js';
+import type { OutputOptions } from './output-options.js';
 
 /** Whether a field was sent, as clients mean it: not absent, not JSON null, not an empty (or blank) string. */
 export const isSet = (value: unknown): boolean => value !== undefined && value !== null && !(typeof value === 'string' && value.trim() === '');
@@ -14,7 +13,7 @@ export interface ReadContext {
 /**
  * Reads the options `wire` takes from a request's fields (JSON values or form text alike),
  * each with its kind's one reader, and puts each where its declaration says
- * (`option-table.ts`); then the rules between them: one background at most, none with
+ * (`option-table.ts`), most into the answer's spec; then the rules between them: one background at most, none with
  * `channels=alpha`, a `scale` without a `position` centred, a shadow only with `add_shadow`.
  * A field the wire does not take is ignored; a bad value throws an OptionValueError naming
  * the field and what it takes.
@@ -40,34 +39,17 @@ export function readOptions(fields: Readonly<Record<string, unknown>>, wire: Wir
     throw new OptionValueError('invalid_channels', `channels=alpha answers the mask alone, which has no background: leave out ${backgrounds[0]}, or ask for rgba.`);
   }
 
-  const options: OutputOptions = { ...NO_OPTIONS };
+  const options: OutputOptions = { answer: { channels: 'rgba' } };
   for (const name of optionsOf(wire)) {
     const apply = OPTIONS[name].apply as ((value: unknown, into: OutputOptions) => void) | undefined;
     if (set(name)) apply?.(values[name], options);
   }
-  // The rules between options. As on remove.bg, a scale without a position centres the subject.
+  // The rules between options. A margin is the crop's. As on remove.bg, a scale without a
+  // position centres the subject. A shadow's type and opacity are add_shadow's.
+  if (values.crop) options.answer.crop = { margin: values.crop_margin ?? { value: 0, unit: 'px' } };
   const scale = values.scale;
   const position = set('position') ? values.position : scale !== undefined ? { x: 0.5, y: 0.5 } : undefined;
-  if (scale !== undefined || position) options.placement = { scale, position };
-  if (values.add_shadow) options.shadow = { kind: values.shadow_type ?? 'drop', opacity: values.shadow_opacity ?? 0.5 };
+  if (scale !== undefined || position) options.answer.placement = { scale, position };
+  if (values.add_shadow) options.answer.shadow = { kind: values.shadow_type ?? 'drop', opacity: values.shadow_opacity ?? 0.5 };
   return options;
-}
-
-/**
- * The answer the finishing steps make for these options, in `format` (the options' own, or
- * the one the Accept header chose).
- */
-export function answerSpec(options: OutputOptions, format: RequestedFormat): AnswerSpec {
-  const margin = options.cropMargin ?? { value: 0, unit: 'px' as const };
-  return {
-    format,
-    channels: options.channels,
-    background: options.background,
-    crop: options.crop ? { margin } : undefined,
-    maxWidth: options.maxWidth,
-    maxHeight: options.maxHeight,
-    ...(options.maxPixels !== undefined && { maxPixels: options.maxPixels }),
-    ...(options.placement && { placement: options.placement }),
-    ...(options.shadow && { shadow: options.shadow }),
-  };
 }

@@ -1,4 +1,6 @@
+import { OPTIONS, type OptionCost, type OptionMemory } from '../options/option-table.js';
 import type { AnswerSpec } from '../pipeline/answer-spec.js';
+import { BYTES_PER_PIXEL, ENCODED_BYTES_PER_PIXEL, MODEL_BYTES_PER_PIXEL } from '../pipeline/pixel-bytes.js';
 
 /** What is known of one removal before any pixel is decoded: its header's size, its bytes and its options. */
 export interface RemovalFootprint {
@@ -23,37 +25,8 @@ export interface RemovalFootprint {
   modelSize: number;
 }
 
-/**
- * Bytes per pixel of each part of a removal, as upper bounds of what the pipeline holds
- * (docs/configuration.md, "The memory budget", has the arithmetic and the measurement that
- * checks it). "Photo" pixels are the decoded photo's, "answer" pixels the answer's.
- */
-export const BYTES_PER_PIXEL = Object.freeze({
-  /** The photo decoded at full size, RGBA, whose alpha the cut-out's is written into. */
-  photo: 4,
-  /** libheif's own heap while it decodes an HEIC, beside the RGBA it writes (it keeps about twice the picture). */
-  heicDecoder: 8,
-  /** The refinement's planes at full size (guide, alpha, the colour clean-up's scratch). */
-  refine: 3,
-  /** The model's mask stretched to full size, when not refined. */
-  stretch: 1,
-  /** A step that makes a new RGBA frame: crop, placement, a composite over a background. */
-  frame: 4,
-  /** A shadow: the moved alpha, its blur, the shadow's RGBA layer and the composite. */
-  shadow: 10,
-  /** A background image decoded and scaled to the answer. */
-  background: 4,
-  /** The mask alone, one channel. */
-  alpha: 1,
-  /** The encoder's own working rows and buffers. */
-  encoder: 1,
-});
-
-/** Upper bounds of an encoded answer's bytes per answer pixel, by format (before any Base64 copy). */
-export const ENCODED_BYTES_PER_PIXEL = Object.freeze({ png: 3, webp: 1, jpeg: 1, auto: 3, zip: 4.5 });
-
-/** Per pixel of the model's input, per look: the RGB picture, the mask, the mirror's copy. */
-const MODEL_BYTES_PER_PIXEL = 5;
+/** Each distinct cost of the options (`option-table.ts`): options that make one effect together share one, counted once. */
+const OPTION_COSTS: readonly OptionCost[] = [...new Set(Object.values(OPTIONS).flatMap(({ memory }: { memory: OptionMemory }) => (typeof memory === 'object' ? [memory] : [])))];
 
 /**
  * What an HEIC/HEIF background of `pixels` holds beyond its removal's estimate: libheif
@@ -78,10 +51,9 @@ export function backgroundDecodeBytes(size: { width: number; height: number; hei
  *   - decode: an HEIC's RGBA (4 P) and libheif's heap beside it (8 P); a photo sharp decodes
  *     streams it, so only its full-size RGBA (4 P) counts;
  *   - finish: the full-size RGBA (4 P, or 4 A when the answer is scaled before the decode),
- *     the alpha step (refined 3, stretched 1 per pixel), each step that makes a new frame
- *     (crop, placement: 4 A each), a shadow (10 A), a background (colour 4 A; image 8 A;
- *     the blurred photo: its copy 4 P and 8 A), the alpha alone (1 A), the encoder (1 A),
- *     and the encoded answer (its bytes per pixel × A), 7/3 of that with its Base64 copy.
+ *     the alpha step (refined 3, stretched 1 per pixel), the cost the option table gives each
+ *     effect the answer has (a crop's frame 4 A, a shadow 10 A, …), the encoder (1 A), and the
+ *     encoded answer (its bytes per pixel × A), 7/3 of that with its Base64 copy.
  *
  * @example estimateRemovalBytes({ width: 7000, height: 7000, heic: true, photoBytes: 1 << 20, backgroundBytes: 0, answer: DEFAULT_ANSWER, base64Answer: false, refine: true, looks: 2, modelSize: 1024 }) // ≈ 550 MB
  */
@@ -97,14 +69,7 @@ export function estimateRemovalBytes(footprint: RemovalFootprint): number {
   const decode = heic ? (b.photo + b.heicDecoder) * photoPixels : b.photo * decodedPixels;
 
   let finish = b.photo * decodedPixels + (refine ? b.refine : b.stretch) * decodedPixels;
-  if (answer.crop) finish += b.frame * answerPixels;
-  if (answer.placement) finish += b.frame * answerPixels;
-  if (answer.shadow) finish += b.shadow * answerPixels;
-  const background = answer.background as (AnswerSpec['background'] & { blur?: number }) | undefined;
-  if (background && 'image' in background) finish += (b.background + b.frame) * answerPixels;
-  else if (background && 'blur' in background) finish += b.photo * decodedPixels + (b.background + b.frame) * answerPixels;
-  else if (background || (answer.format === 'jpeg' && answer.channels === 'rgba')) finish += b.frame * answerPixels;
-  if (answer.channels === 'alpha') finish += b.alpha * answerPixels;
+  for (const cost of OPTION_COSTS) if (cost.when(answer)) finish += cost.answer * answerPixels + (cost.photo ?? 0) * decodedPixels;
   const copies = footprint.base64Answer ? 1 + 4 / 3 : 1;
   finish += b.encoder * answerPixels + copies * ENCODED_BYTES_PER_PIXEL[answer.format] * answerPixels;
 

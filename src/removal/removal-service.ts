@@ -5,13 +5,12 @@ import type { InferenceQueue } from '../inference/inference-queue.js';
 import type { ModelService } from '../model/model-service.js';
 import { checkUrlLiterally, fetchImage } from '../fetch/fetch-image.js';
 import { untilAborted } from '../until-aborted.js';
-import type { RequestedFormat } from '../pipeline/answer-spec.js';
+import type { AnswerSpec, RequestedFormat } from '../pipeline/answer-spec.js';
 import type { Finisher } from '../pipeline/finish-thread.js';
 import { HeicThread } from '../pipeline/heic-thread.js';
 import { headerSize } from '../pipeline/decode.js';
 import { removeBackground, type RemovedBackground } from '../pipeline/remove-background.js';
 import { NO_OPTIONS, type OutputOptions } from '../options/output-options.js';
-import { answerSpec } from '../options/read-options.js';
 import { MemoryBudget, Reservations } from './memory-budget.js';
 import { backgroundDecodeBytes, estimateRemovalBytes } from './memory-estimate.js';
 import { WorkTimes } from './work-times.js';
@@ -167,9 +166,9 @@ export class RemovalService {
     const model = this.#model.segmenterFor(options.model);
     const bgImageUrl = request.backgroundImage ? undefined : options.bgImageUrl;
     if (bgImageUrl) this.checkUrl(bgImageUrl, 'bg_image_url');
-    const answer = {
-      ...answerSpec(options, options.format ?? 'png'),
-      ...(request.format && { format: request.format }),
+    const answer: AnswerSpec = {
+      ...options.answer,
+      format: request.format ?? options.format ?? 'png',
       ...(request.backgroundImage && { background: { image: true } as const }),
     };
     const refine = options.refine ?? config.refine;
@@ -300,7 +299,7 @@ type RemovalQuality = NonNullable<OutputOptions['quality']>;
 /** What `remove` settled before the removal runs. */
 interface RunParts {
   request: RemovalRequest;
-  answer: ReturnType<typeof answerSpec>;
+  answer: AnswerSpec;
   bgImageUrl: string | undefined;
   refine: boolean;
   quality: RemovalQuality;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ANSWER, type AnswerSpec } from '../../src/pipeline/answer-spec.js';
-import { backgroundDecodeBytes, BYTES_PER_PIXEL, ENCODED_BYTES_PER_PIXEL, estimateRemovalBytes, type RemovalFootprint } from '../../src/removal/memory-estimate.js';
+import { BYTES_PER_PIXEL, ENCODED_BYTES_PER_PIXEL } from '../../src/pipeline/pixel-bytes.js';
+import { backgroundDecodeBytes, estimateRemovalBytes, type RemovalFootprint } from '../../src/removal/memory-estimate.js';
 
 const MB = 1e6;
 const photo = (width: number, height: number, more: Partial<RemovalFootprint> = {}): RemovalFootprint => ({
@@ -57,7 +58,7 @@ describe('estimateRemovalBytes', () => {
       withAnswer({ shadow: { opacity: 0.5, kind: 'drop' } }),
       withAnswer({ background: { colour: [255, 0, 0, 255] } }),
       withAnswer({ background: { image: true } }),
-      withAnswer({ background: { blur: 12 } as unknown as AnswerSpec['background'] }),
+      withAnswer({ background: { blur: 12 } }),
       withAnswer({ crop: { margin: { value: 0, unit: 'px' } } }),
       { looks: 2 as const },
       { backgroundBytes: 5 * MB },
@@ -66,7 +67,7 @@ describe('estimateRemovalBytes', () => {
     // A JPEG is laid over white (a new frame), but its bytes are fewer than a PNG's.
     expect(estimateRemovalBytes(photo(2000, 1500, withAnswer({ format: 'jpeg' })))).toBeLessThan(base);
     const image = estimateRemovalBytes(photo(2000, 1500, withAnswer({ background: { image: true } })));
-    const blur = estimateRemovalBytes(photo(2000, 1500, withAnswer({ background: { blur: 12 } as unknown as AnswerSpec['background'] })));
+    const blur = estimateRemovalBytes(photo(2000, 1500, withAnswer({ background: { blur: 12 } })));
     expect(blur).toBeGreaterThan(image);
   });
 

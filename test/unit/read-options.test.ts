@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CutoutError } from '../../src/errors.js';
 import { OptionValueError } from '../../src/options/option-value-error.js';
-import { answerSpec, readOptions } from '../../src/options/read-options.js';
+import { readOptions } from '../../src/options/read-options.js';
 
 // The native wire reads JSON values and form text with the same readers.
 const readNative = (fields: Record<string, unknown>) => readOptions(fields, 'native');
@@ -29,13 +29,13 @@ const pc = (value: number) => ({ value, unit: '%' });
 describe('readOptions on the native wire', () => {
   it('gives a request that sends nothing a full-size transparent PNG', () => {
     const options = readNative({});
-    expect(options).toEqual({ channels: 'rgba', crop: false });
+    expect(options).toEqual({ answer: { channels: 'rgba' } });
   });
 
   it('takes an empty or blank field, and JSON null, as absent, as remove.bg does', () => {
     for (const empty of ['', '  ', null]) {
       const options = readNative({ format: empty, channels: empty, bg_color: empty, bg_image_url: empty, crop: empty, crop_margin: empty, max_width: empty, roi: empty, refine: empty });
-      expect(options, JSON.stringify(empty)).toEqual({ channels: 'rgba', crop: false });
+      expect(options, JSON.stringify(empty)).toEqual({ answer: { channels: 'rgba' } });
     }
   });
 
@@ -49,8 +49,8 @@ describe('readOptions on the native wire', () => {
   });
 
   it('takes channels rgba or alpha', () => {
-    expect(readNative({ channels: 'alpha' }).channels).toBe('alpha');
-    expect(readNative({ channels: 'rgba' }).channels).toBe('rgba');
+    expect(readNative({ channels: 'alpha' }).answer.channels).toBe('alpha');
+    expect(readNative({ channels: 'rgba' }).answer.channels).toBe('rgba');
     expect(refusal({ channels: 'rgb' }).message).toBe('channels must be rgba or alpha, not "rgb".');
     expect(refusal({ channels: 'hasOwnProperty' }).message).toMatch(/^channels must be/);
   });
@@ -59,13 +59,13 @@ describe('readOptions on the native wire', () => {
     expect(refusal({ channels: 'alpha', bg_color: 'fff' }).message).toMatch(/^channels=alpha answers the mask alone.*leave out bg_color/);
     expect(refusal({ channels: 'alpha', bg_image_url: 'https://example.com/a.png' }).message).toMatch(/^channels=alpha .*leave out bg_image_url/);
     expect(refusal({ bg_color: 'fff', bg_image_url: 'https://example.com/a.png' }).message).toBe('Send at most one background, not bg_color and bg_image_url.');
-    expect(readNative({ channels: 'alpha', crop: true })).toMatchObject({ channels: 'alpha', crop: true });
+    expect(readNative({ channels: 'alpha', crop: true })).toMatchObject({ answer: { channels: 'alpha', crop: { margin: px(0) } } });
   });
 
   it('reads bg_color as every wire does: hex of 3, 4, 6 or 8 digits, or a CSS colour name', () => {
-    expect(readNative({ bg_color: ' #102030 ' }).background).toEqual({ colour: [16, 32, 48, 255] });
-    expect(readNative({ bg_color: 'red' }).background).toEqual({ colour: [255, 0, 0, 255] });
-    expect(readNative({ bg_color: 'f00c' }).background).toEqual({ colour: [255, 0, 0, 204] });
+    expect(readNative({ bg_color: ' #102030 ' }).answer.background).toEqual({ colour: [16, 32, 48, 255] });
+    expect(readNative({ bg_color: 'red' }).answer.background).toEqual({ colour: [255, 0, 0, 255] });
+    expect(readNative({ bg_color: 'f00c' }).answer.background).toEqual({ colour: [255, 0, 0, 204] });
     expect(refusal({ bg_color: 'ff' }).message).toBe('bg_color must be a hex colour (rgb, rgba, rrggbb or rrggbbaa, # optional) or a CSS colour name, not "ff".');
   });
 
@@ -78,20 +78,20 @@ describe('readOptions on the native wire', () => {
   });
 
   it('reads crop and refine as switches: JSON booleans, true/false, 1/0', () => {
-    expect(readNative({ crop: true, refine: false })).toMatchObject({ crop: true, refine: false });
-    expect(readNative({ crop: ' TRUE ', refine: '0' })).toMatchObject({ crop: true, refine: false });
-    expect(readNative({ crop: 1, refine: 'false' })).toMatchObject({ crop: true, refine: false });
+    expect(readNative({ crop: true, refine: false })).toMatchObject({ answer: { crop: { margin: px(0) } }, refine: false });
+    expect(readNative({ crop: ' TRUE ', refine: '0' })).toMatchObject({ answer: { crop: { margin: px(0) } }, refine: false });
+    expect(readNative({ crop: 1, refine: 'false' })).toMatchObject({ answer: { crop: { margin: px(0) } }, refine: false });
     expect(refusal({ crop: 'yes' }).message).toBe('crop must be true or false (or 1 or 0), not "yes".');
   });
 
   describe('max_width and max_height', () => {
     it('take whole numbers from 1 to 65535', () => {
-      expect(readNative({ max_width: 1, max_height: 65_535 })).toMatchObject({ maxWidth: 1, maxHeight: 65_535 });
-      expect(readNative({ max_width: ' 640 ', max_height: '65535' })).toMatchObject({ maxWidth: 640, maxHeight: 65_535 });
+      expect(readNative({ max_width: 1, max_height: 65_535 })).toMatchObject({ answer: { maxWidth: 1, maxHeight: 65_535 } });
+      expect(readNative({ max_width: ' 640 ', max_height: '65535' })).toMatchObject({ answer: { maxWidth: 640, maxHeight: 65_535 } });
     });
 
     it('refuse zero, fractions, text in JSON, numbers past the limit and signs', () => {
-      expect(readNative({ max_width: '640' }).maxWidth).toBe(640);
+      expect(readNative({ max_width: '640' }).answer.maxWidth).toBe(640);
       for (const max_width of [0, -1, 1.5, 65_536, '1.5', Number.NaN, true]) {
         expect(refusal({ max_width }).message).toMatch(/^max_width must be a whole number of pixels from 1 to 65535, not /);
       }
@@ -105,10 +105,10 @@ describe('readOptions on the native wire', () => {
 
   it("reads crop_margin by remove.bg's rule: one, two or four lengths, at most 500 px or 50 %", () => {
     const sides = (top: object, right = top, bottom = top, left = right) => ({ top, right, bottom, left });
-    expect(readNative({ crop_margin: 30 }).cropMargin).toEqual(sides(px(30)));
-    expect(readNative({ crop_margin: '12.5%' }).cropMargin).toEqual(sides(pc(12.5)));
-    expect(readNative({ crop_margin: '10% 30px' }).cropMargin).toEqual(sides(pc(10), px(30)));
-    expect(readNative({ crop_margin: '1 2 3 4' }).cropMargin).toEqual(sides(px(1), px(2), px(3), px(4)));
+    expect(readNative({ crop: true, crop_margin: 30 }).answer.crop?.margin).toEqual(sides(px(30)));
+    expect(readNative({ crop: true, crop_margin: '12.5%' }).answer.crop?.margin).toEqual(sides(pc(12.5)));
+    expect(readNative({ crop: true, crop_margin: '10% 30px' }).answer.crop?.margin).toEqual(sides(pc(10), px(30)));
+    expect(readNative({ crop: true, crop_margin: '1 2 3 4' }).answer.crop?.margin).toEqual(sides(px(1), px(2), px(3), px(4)));
     for (const crop_margin of ['501px', '50.5%', '30.5', '1 2 3']) expect(refusal({ crop_margin }).message).toMatch(/^crop_margin must be one, two or four lengths/);
   });
 
@@ -136,23 +136,23 @@ describe('readOptions on the native wire', () => {
   });
 
   it("reads size as remove.bg's cap in pixels, none for full", () => {
-    expect(readNative({ size: 'medium' }).maxPixels).toBe(1_500_000);
-    expect(readNative({ size: 'preview' }).maxPixels).toBe(250_000);
-    expect(readNative({ size: 'full' }).maxPixels).toBeUndefined();
-    expect(readNative({ size: '' })).not.toHaveProperty('maxPixels');
+    expect(readNative({ size: 'medium' }).answer.maxPixels).toBe(1_500_000);
+    expect(readNative({ size: 'preview' }).answer.maxPixels).toBe(250_000);
+    expect(readNative({ size: 'full' }).answer.maxPixels).toBeUndefined();
+    expect(readNative({ size: '' }).answer).not.toHaveProperty('maxPixels');
     expect(refusal({ size: 'huge' }).message).toMatch(/^size must be /);
   });
 
   describe('scale and position', () => {
     it('centre a scaled subject when no position is given, and place it where position says', () => {
-      expect(readNative({ scale: '50%' }).placement).toEqual({ scale: 0.5, position: { x: 0.5, y: 0.5 } });
-      expect(readNative({ scale: '50%', position: '0% 100%' }).placement).toEqual({ scale: 0.5, position: { x: 0, y: 1 } });
-      expect(readNative({ position: '25%' }).placement).toEqual({ scale: undefined, position: { x: 0.25, y: 0.25 } });
+      expect(readNative({ scale: '50%' }).answer.placement).toEqual({ scale: 0.5, position: { x: 0.5, y: 0.5 } });
+      expect(readNative({ scale: '50%', position: '0% 100%' }).answer.placement).toEqual({ scale: 0.5, position: { x: 0, y: 1 } });
+      expect(readNative({ position: '25%' }).answer.placement).toEqual({ scale: undefined, position: { x: 0.25, y: 0.25 } });
     });
 
     it('leave the subject where it was when both are original or absent', () => {
       for (const fields of [{ scale: 'original' }, { position: 'original' }, { scale: 'original', position: 'original' }, { scale: '', position: '' }]) {
-        expect(readNative(fields)).not.toHaveProperty('placement');
+        expect(readNative(fields).answer).not.toHaveProperty('placement');
       }
     });
 
@@ -164,15 +164,15 @@ describe('readOptions on the native wire', () => {
 
   describe('add_shadow', () => {
     it('adds a drop shadow at half opacity unless shadow_type and shadow_opacity say otherwise', () => {
-      expect(readNative({ add_shadow: true }).shadow).toEqual({ kind: 'drop', opacity: 0.5 });
-      expect(readNative({ add_shadow: 'true', shadow_type: 'car', shadow_opacity: '20' }).shadow).toEqual({ kind: 'car', opacity: 0.2 });
-      expect(readNative({ add_shadow: 'true', shadow_type: '', shadow_opacity: '' }).shadow).toEqual({ kind: 'drop', opacity: 0.5 });
+      expect(readNative({ add_shadow: true }).answer.shadow).toEqual({ kind: 'drop', opacity: 0.5 });
+      expect(readNative({ add_shadow: 'true', shadow_type: 'car', shadow_opacity: '20' }).answer.shadow).toEqual({ kind: 'car', opacity: 0.2 });
+      expect(readNative({ add_shadow: 'true', shadow_type: '', shadow_opacity: '' }).answer.shadow).toEqual({ kind: 'drop', opacity: 0.5 });
     });
 
     it('adds none when false or absent, whatever shadow_type and shadow_opacity say', () => {
-      expect(readNative({ add_shadow: false, shadow_type: 'car' })).not.toHaveProperty('shadow');
-      expect(readNative({ shadow_type: 'car', shadow_opacity: 20 })).not.toHaveProperty('shadow');
-      expect(readNative({ add_shadow: '' })).not.toHaveProperty('shadow');
+      expect(readNative({ add_shadow: false, shadow_type: 'car' }).answer).not.toHaveProperty('shadow');
+      expect(readNative({ shadow_type: 'car', shadow_opacity: 20 }).answer).not.toHaveProperty('shadow');
+      expect(readNative({ add_shadow: '' }).answer).not.toHaveProperty('shadow');
     });
 
     it('refuses a value that is not a boolean, and a bad shadow_type or shadow_opacity', () => {
@@ -197,28 +197,25 @@ describe('readOptions on the native wire', () => {
   });
 });
 
-describe('answerSpec', () => {
-  it('carries the format, channels and sizes, with no background or crop unless asked', () => {
-    const spec = answerSpec(readNative({ max_width: 100, max_height: 50 }), 'webp');
-    expect(spec).toMatchObject({ format: 'webp', channels: 'rgba', maxWidth: 100, maxHeight: 50 });
-    expect(spec.background).toBeUndefined();
-    expect(spec.crop).toBeUndefined();
-    expect(answerSpec(readNative({ channels: 'alpha' }), 'png').channels).toBe('alpha');
-    for (const absent of ['maxPixels', 'placement', 'shadow']) expect(spec).not.toHaveProperty(absent);
-    expect(answerSpec(readNative({ size: 'full' }), 'png')).not.toHaveProperty('maxPixels');
+describe("the answer's spec, as the option table writes it", () => {
+  it('carries the channels and sizes, with no background or crop unless asked; the format stays beside it, for Accept', () => {
+    const options = readNative({ max_width: 100, max_height: 50, format: 'webp' });
+    expect(options).toEqual({ format: 'webp', answer: { channels: 'rgba', maxWidth: 100, maxHeight: 50 } });
+    expect(readNative({ channels: 'alpha' }).answer.channels).toBe('alpha');
+    expect(readNative({ size: 'full' }).answer).not.toHaveProperty('maxPixels');
   });
 
   it('carries the size cap, the placement and the shadow when asked', () => {
-    const spec = answerSpec(readNative({ size: 'hd', scale: '80%', position: '10% 90%', add_shadow: true, shadow_type: '3D' }), 'png');
-    expect(spec).toMatchObject({ maxPixels: 4_000_000, placement: { scale: 0.8, position: { x: 0.1, y: 0.9 } }, shadow: { kind: '3D', opacity: 0.5 } });
+    const { answer } = readNative({ size: 'hd', scale: '80%', position: '10% 90%', add_shadow: true, shadow_type: '3D' });
+    expect(answer).toMatchObject({ maxPixels: 4_000_000, placement: { scale: 0.8, position: { x: 0.1, y: 0.9 } }, shadow: { kind: '3D', opacity: 0.5 } });
   });
 
   it('turns bg_color into a colour, bg_image_url into an image, and crop into its margin', () => {
-    expect(answerSpec(readNative({ bg_color: '000' }), 'jpeg').background).toEqual({ colour: [0, 0, 0, 255] });
-    expect(answerSpec(readNative({ bg_image_url: 'https://example.com/a.png' }), 'png').background).toEqual({ image: true });
-    expect(answerSpec(readNative({ crop: true, crop_margin: '10%' }), 'png').crop).toEqual({ margin: { top: pc(10), right: pc(10), bottom: pc(10), left: pc(10) } });
-    expect(answerSpec(readNative({ crop: true }), 'png').crop).toEqual({ margin: px(0) });
-    expect(answerSpec(readNative({ crop: false, crop_margin: '10%' }), 'png').crop).toBeUndefined();
+    expect(readNative({ bg_color: '000' }).answer.background).toEqual({ colour: [0, 0, 0, 255] });
+    expect(readNative({ bg_image_url: 'https://example.com/a.png' }).answer.background).toEqual({ image: true });
+    expect(readNative({ crop: true, crop_margin: '10%' }).answer.crop).toEqual({ margin: { top: pc(10), right: pc(10), bottom: pc(10), left: pc(10) } });
+    expect(readNative({ crop: true }).answer.crop).toEqual({ margin: px(0) });
+    expect(readNative({ crop: false, crop_margin: '10%' }).answer.crop).toBeUndefined();
   });
 });
 
@@ -235,14 +232,14 @@ describe("readOptions on remove.bg's and Photoroom's wires", () => {
   }
 
   it("takes each wire's documented defaults: remove.bg's preview and auto, Photoroom's full and png", () => {
-    expect(readOptions({}, 'removebg')).toMatchObject({ format: 'auto', maxPixels: 250_000 });
+    expect(readOptions({}, 'removebg')).toMatchObject({ format: 'auto', answer: { maxPixels: 250_000 } });
     const photoroom = readOptions({}, 'photoroom');
     expect(photoroom.format).toBe('png');
     expect(photoroom).not.toHaveProperty('maxPixels');
   });
 
   it("takes only the words of Photoroom's own lists there, in any case, and names them", () => {
-    expect(readOptions({ format: ' WEBP ', size: 'HD' }, 'photoroom')).toMatchObject({ format: 'webp', maxPixels: 4_000_000 });
+    expect(readOptions({ format: ' WEBP ', size: 'HD' }, 'photoroom')).toMatchObject({ format: 'webp', answer: { maxPixels: 4_000_000 } });
     const zip = refusedOn('photoroom', { format: 'zip' });
     expect([zip.problem, zip.message]).toEqual(['invalid_format', 'format must be png, jpg, jpeg, webp here, not "zip".']);
     const small = refusedOn('photoroom', { size: 'small' });

@@ -147,10 +147,10 @@ describe('a whole request', () => {
     const image_url = 'https://example.com/photo.jpg';
     for (const fields of [{ image_url }, { image_url, size: '' }]) {
       const { removal } = readRemoveBgRequest({ fields, files: {} });
-      expect(removal.options.maxPixels, JSON.stringify(fields)).toBe(250_000);
+      expect(removal.options.answer.maxPixels, JSON.stringify(fields)).toBe(250_000);
       expect(removal.options.format).toBe('auto');
     }
-    expect(readRemoveBgRequest({ fields: { image_url, size: 'full' }, files: {} }).removal.options.maxPixels).toBeUndefined();
+    expect(readRemoveBgRequest({ fields: { image_url, size: 'full' }, files: {} }).removal.options.answer.maxPixels).toBeUndefined();
   });
 
   const field = fc.oneof(anyString, fc.constant(''), fc.boolean(), fc.integer(), fc.constant(null));
