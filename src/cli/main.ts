@@ -6,7 +6,9 @@ import { openStore } from '../store/open-store.js';
 import { AccountEmailTakenError, TokenNameTakenError, type Account, type UserToken } from '../store/store.js';
 import { ModelCatalogError } from '../model/installed-models.js';
 import { WebhookSecrets } from '../auth/webhook-secrets.js';
+import { BACKUP_USAGE } from './backup-command.js';
 import { JOBS_USAGE } from './jobs-command.js';
+import { MIGRATE_USAGE } from './migrate-command.js';
 import { MODELS_USAGE } from './models-command.js';
 import { printTable } from './print-table.js';
 import { UsageError } from './usage-error.js';
@@ -23,6 +25,8 @@ ${JOBS_USAGE}
   cutout webhook-secret --token TOKEN_ID_OR_NAME [--account EMAIL]   makes the token's webhook signing secret (replacing any
                                           earlier one) and prints it on its last line, this once
 ${MODELS_USAGE}
+${BACKUP_USAGE}
+${MIGRATE_USAGE}
 
 --account defaults to the only account (tokens made while there is none go to the first one created).
 Uses the same environment as the server (DATABASE_URL, CUTOUT_DATA_DIR, …).`;
@@ -199,6 +203,22 @@ async function main(argv: string[]): Promise<number> {
     const { modelsCommand } = await import('./models-command.js');
     await modelsCommand(rest, config.dataDir);
     return 0;
+  }
+  // These open the database themselves, without migrating it: a backup or a status must not
+  // change the schema it reports, and a restore replaces the database the store would open.
+  if (command === 'backup') {
+    const { backupCommand } = await import('./backup-command.js');
+    await backupCommand(rest, config);
+    return 0;
+  }
+  if (command === 'restore') {
+    const { restoreCommand } = await import('./restore-command.js');
+    await restoreCommand(rest, config);
+    return 0;
+  }
+  if (command === 'migrate') {
+    const { migrateCommand } = await import('./migrate-command.js');
+    return migrateCommand(rest, config);
   }
   const store = await openStore(config);
   try {
