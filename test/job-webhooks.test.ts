@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -6,16 +6,18 @@ import type { AddressInfo, LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addressPolicy } from '../src/fetch/address-policy.js';
 import { checkWebhookUrl, webhookAddressRules, type WebhookAddressRules } from '../src/jobs/webhook-address.js';
 import { cutoutFailure } from './helpers/cutout-failure.js';
 import { loadWebhookKey, WEBHOOK_KEY_FILE } from '../src/auth/webhook-key.js';
-import { WebhookSecrets } from '../src/auth/webhook-secrets.js';
-import { WEBHOOK_SCHEDULE, WebhookSender, type WebhookOutcome, type WebhookSchedule } from '../src/jobs/webhook-sender.js';
-import { deriveSigningSecret, signWebhook, verifyWebhookSignature } from '../src/auth/webhook-signature.js';
+import { REPLACED_SECRETS_KEPT, WEBHOOK_SECRET_OVERLAP_MS, WebhookSecrets } from '../src/auth/webhook-secrets.js';
+import { WebhookSender, type WebhookOutcome } from '../src/jobs/webhook-sender.js';
+import type { WebhookSchedule } from '../src/jobs/webhook-schedule.js';
+import { deriveSigningSecret, signWebhook } from '../src/auth/webhook-signature.js';
 import { ModelService } from '../src/model/model-service.js';
-import type { NewJob } from '../src/store/job-records.js';
+import type { NewJob, NewJobItem } from '../src/store/job-records.js';
 import type { Store } from '../src/store/store.js';
 import { multipartBody } from '../scripts/lib/multipart-body.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -75,33 +77,58 @@ function capturedLog() {
 const FAST: WebhookSchedule = { delayAfter: () => 30, windowMs: 60_000 };
 const LOOPBACK_RULES: WebhookAddressRules = { policy: addressPolicy(true), allowHosts: [], denyHosts: [] };
 
-describe('the retry schedule', () => {
-  it('waits 10 s, 30 s, 1 min, 5 min, 15 min, 30 min, 1 h, then hourly, for 24 hours', () => {
-    const delays = Array.from({ length: 10 }, (_, i) => WEBHOOK_SCHEDULE.delayAfter(i + 1) / 1000);
-    expect(delays).toEqual([10, 30, 60, 300, 900, 1800, 3600, 3600, 3600, 3600]);
-    expect(WEBHOOK_SCHEDULE.windowMs).toBe(24 * 3600 * 1000);
-  });
-});
+/** Whether the `standardwebhooks` library, as a receiver runs it, accepts a delivery with this secret. */
+function verifies(secret: string, headers: IncomingHttpHeaders | Record<string, string>, body: string): boolean {
+  try {
+    new Webhook(secret).verify(body, headers as Record<string, string>);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The signatures of a `webhook-signature` header, without their `v1,`. */
+const signaturesIn = (header: unknown) => String(header).split(' ').map((part) => part.replace(/^v1,/, ''));
 
 describe('signatures and secrets', () => {
-  it('verify with the secret over the exact body and a fresh timestamp, and with nothing else', () => {
+  it('are Standard Webhooks: whsec_ and base64, v1 signatures the library verifies over the exact id, time and body, and nothing else', () => {
     const key = randomBytes(32);
     const secret = deriveSigningSecret(key, 'token-1', 1);
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const body = '{"event":"job.done","id":"job_x"}';
-    const now = new Date('2030-01-01T00:00:00Z');
-    const t = Math.floor(now.getTime() / 1000);
-    const header = signWebhook(secret, t, body);
-    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
-    expect(verifyWebhookSignature(secret, header, body, now)).toBe(true);
-    expect(verifyWebhookSignature(secret, header, body.replace('job_x', 'job_y'), now)).toBe(false);
-    expect(verifyWebhookSignature(deriveSigningSecret(key, 'token-1', 2), header, body, now)).toBe(false);
-    expect(verifyWebhookSignature(deriveSigningSecret(key, 'token-2', 1), header, body, now)).toBe(false);
-    expect(verifyWebhookSignature(deriveSigningSecret(randomBytes(32), 'token-1', 1), header, body, now)).toBe(false);
-    expect(verifyWebhookSignature(secret, header, body, new Date(now.getTime() + 301_000))).toBe(false);
-    // One hex digit changed (to another: a 0 becomes 1, anything else 0).
-    expect(verifyWebhookSignature(secret, header.replace(/v1=(.)/, (_, digit: string) => `v1=${digit === '0' ? '1' : '0'}`), body, now)).toBe(false);
-    expect(verifyWebhookSignature(secret, undefined, body, now)).toBe(false);
+    const sentAt = new Date();
+    const t = String(Math.floor(sentAt.getTime() / 1000));
+    const signature = signWebhook([secret], 'job_x:job.done', sentAt, body);
+    expect(signature).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    // By hand, as a receiver without the library does it: HMAC-SHA256 keyed with the secret's bytes.
+    const byHand = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`job_x:job.done.${t}.${body}`).digest('base64');
+    expect(signature).toBe(`v1,${byHand}`);
+
+    const headers = { 'webhook-id': 'job_x:job.done', 'webhook-timestamp': t, 'webhook-signature': signature };
+    expect(verifies(secret, headers, body)).toBe(true);
+    expect(verifies(secret, headers, body.replace('job_x', 'job_y'))).toBe(false);
+    expect(verifies(secret, { ...headers, 'webhook-id': 'job_y:job.done' }, body)).toBe(false);
+    expect(verifies(deriveSigningSecret(key, 'token-1', 2), headers, body)).toBe(false);
+    expect(verifies(deriveSigningSecret(key, 'token-2', 1), headers, body)).toBe(false);
+    expect(verifies(deriveSigningSecret(randomBytes(32), 'token-1', 1), headers, body)).toBe(false);
+    // Signed 6 minutes ago: the library refuses a timestamp more than 5 minutes from its clock.
+    const old = new Date(sentAt.getTime() - 6 * 60_000);
+    expect(verifies(secret, { ...headers, 'webhook-timestamp': String(Math.floor(old.getTime() / 1000)), 'webhook-signature': signWebhook([secret], 'job_x:job.done', old, body) }, body)).toBe(false);
+    expect(verifies(secret, { 'webhook-id': 'job_x:job.done', 'webhook-timestamp': t }, body)).toBe(false);
+  });
+
+  it('carry one signature per secret, any of which a receiver accepts', () => {
+    const key = randomBytes(32);
+    const [current, replaced, other] = [2, 1, 3].map((generation) => deriveSigningSecret(key, 'token-1', generation));
+    const body = '{"event":"job.cancelled"}';
+    const sentAt = new Date();
+    const signature = signWebhook([current, replaced], 'job_x:job.cancelled', sentAt, body);
+    expect(signature.split(' ')).toEqual([signWebhook([current], 'job_x:job.cancelled', sentAt, body), signWebhook([replaced], 'job_x:job.cancelled', sentAt, body)]);
+    const headers = { 'webhook-id': 'job_x:job.cancelled', 'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)), 'webhook-signature': signature };
+    expect(verifies(current, headers, body)).toBe(true);
+    expect(verifies(replaced, headers, body)).toBe(true);
+    expect(verifies(other, headers, body)).toBe(false);
+    expect(() => signWebhook([], 'job_x:job.cancelled', sentAt, body)).toThrow();
   });
 
   it('derive from one key file per data directory, made once with mode 0600 even by processes racing to make it', async () => {
@@ -130,6 +157,18 @@ async function userToken(store: Store): Promise<string> {
   return id;
 }
 
+/** A user token with a signing secret, which a token needs before its jobs may name a webhook_url. */
+async function signingToken(store: Store, dataDir: string): Promise<{ token: string; secret: string }> {
+  const token = await userToken(store);
+  const secret = (await new WebhookSecrets(store, { dataDir }).rotate(token))!;
+  return { token, secret };
+}
+
+const CAPS = { maxOpenJobs: 100, maxQueuedItems: 10_000 };
+const ONE_IMAGE: NewJobItem[] = [{ imageUrl: 'https://example.com/1.jpg', clientId: null }];
+/** Makes a job of one image in the store, as the API does once it has checked the request. */
+const storeJob = (store: Store, job: NewJob) => store.createJob(job, ONE_IMAGE, CAPS);
+
 const newJob = (userTokenId: string, webhookUrl: string | null): NewJob => ({
   id: `job_${randomBytes(16).toString('base64url')}`,
   userTokenId,
@@ -153,22 +192,23 @@ for (const engine of storeEngines()) {
       const token = await userToken(fresh.store);
       const hooked = newJob(token, 'https://hooks.example/a');
       const plain = newJob(token, null);
-      await fresh.store.createJob(hooked, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
-      await fresh.store.createJob(plain, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+      await storeJob(fresh.store, hooked);
+      await storeJob(fresh.store, plain);
       expect(await fresh.store.findWebhookDelivery(hooked.id)).toEqual({ state: null, nextAttemptAt: null, attempts: [] });
       expect(await fresh.store.findWebhookDelivery(plain.id)).toBeUndefined();
       expect(await fresh.store.listDueWebhooks('2031-01-01T00:00:00.000Z', 10)).toEqual([]);
 
       for (const job of [hooked, plain]) {
-        const claim = (await fresh.store.claimJobItem(job.id))!;
-        expect(await fresh.store.finishJobItem(claim, { state: 'succeeded', resultPath: 'x.png', contentType: 'image/png', megapixels: 1 }, '2030-01-01T00:01:00.000Z')).toBe(true);
+        const claim = await fresh.store.claimJobItem(job.id, '2030-01-01T00:00:30.000Z');
+        if (claim?.kind !== 'claimed') throw new Error(`no item claimed: ${JSON.stringify(claim)}`);
+        expect(await fresh.store.finishJobItem(claim.item, { state: 'succeeded', resultPath: 'x.png', contentType: 'image/png', megapixels: 1 }, '2030-01-01T00:01:00.000Z')).toBe(true);
       }
       expect(await fresh.store.findWebhookDelivery(hooked.id)).toEqual({ state: 'pending', nextAttemptAt: '2030-01-01T00:01:00.000Z', attempts: [] });
       expect(await fresh.store.listDueWebhooks('2030-01-01T00:00:59.000Z', 10)).toEqual([]);
       expect(await fresh.store.listDueWebhooks('2030-01-01T00:01:00.000Z', 10)).toEqual([{ jobId: hooked.id, attempts: 0 }]);
 
       const cancelled = newJob(token, 'https://hooks.example/b');
-      await fresh.store.createJob(cancelled, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+      await storeJob(fresh.store, cancelled);
       expect(await fresh.store.cancelJob(cancelled.id, '2030-01-01T00:02:00.000Z')).toBe(true);
       // Cancelling again changes nothing, and queues nothing twice.
       expect(await fresh.store.cancelJob(cancelled.id, '2030-01-01T00:03:00.000Z')).toBe(false);
@@ -181,13 +221,13 @@ for (const engine of storeEngines()) {
     it('hands an attempt to one claim; a claim whose lease ran out is taken again, and its late result is not recorded', async () => {
       const token = await userToken(fresh.store);
       const job = newJob(token, 'https://hooks.example/a');
-      await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+      await storeJob(fresh.store, job);
       await fresh.store.cancelJob(job.id, T0);
       const now = '2030-01-01T00:00:01.000Z';
       const claims = await Promise.all([0, 1, 2].map(() => fresh.store.claimWebhook(job.id, 0, now, '2030-01-01T00:00:31.000Z')));
       const won = claims.filter((claim) => claim !== undefined);
       expect(won).toHaveLength(1);
-      expect(won[0]).toMatchObject({ attempt: 1, secretGeneration: 0, job: { id: job.id, status: 'cancelled', webhookUrl: 'https://hooks.example/a' } });
+      expect(won[0]).toMatchObject({ attempt: 1, signing: [], job: { id: job.id, status: 'cancelled', webhookUrl: 'https://hooks.example/a' } });
       expect(await fresh.store.listDueWebhooks('2030-01-01T00:00:30.000Z', 10)).toEqual([]);
       // Its sender died: once the lease is over, the delivery is due again, as attempt 2.
       expect(await fresh.store.listDueWebhooks('2030-01-01T00:00:32.000Z', 10)).toEqual([{ jobId: job.id, attempts: 1 }]);
@@ -205,10 +245,10 @@ for (const engine of storeEngines()) {
 
     it('two senders on two connections to one database deliver each attempt once', async () => {
       const { url, received } = await startReceiver([204], 150);
-      const token = await userToken(fresh.store);
+      const { token } = await signingToken(fresh.store, dataDir);
       const jobs = [newJob(token, url), newJob(token, url), newJob(token, url)];
       for (const job of jobs) {
-        await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+        await storeJob(fresh.store, job);
         await fresh.store.cancelJob(job.id, new Date().toISOString());
       }
       const other = await fresh.place.open();
@@ -226,14 +266,85 @@ for (const engine of storeEngines()) {
     it('counts rotations per token: each one a new generation, so a new secret', async () => {
       const token = await userToken(fresh.store);
       const secrets = new WebhookSecrets(fresh.store, { dataDir });
+      expect(await fresh.store.hasWebhookSecret(token)).toBe(false);
       const first = await secrets.rotate(token);
+      expect(await fresh.store.hasWebhookSecret(token)).toBe(true);
       const second = await secrets.rotate(token);
       expect(first).toMatch(/^whsec_/);
       expect(second).not.toBe(first);
       expect(second).toBe(await secrets.secretOf(token, 2));
       expect(await secrets.rotate(randomUUID())).toBeUndefined();
+      expect(await fresh.store.hasWebhookSecret(randomUUID())).toBe(false);
       // Only the generation is stored, never a secret.
-      expect(await fresh.place.rawContents()).not.toContain(second!.slice(6));
+      const raw = await fresh.place.rawContents();
+      expect(raw).not.toContain(second!.slice(6));
+      expect(raw).not.toContain(first!.slice(6));
+    });
+
+    it('keeps a replaced secret signing for its overlap, at most two replaced at once, or none when the rotation ends them', async () => {
+      const token = await userToken(fresh.store);
+      const at = (hours: number) => new Date(Date.parse(T0) + hours * 3600_000);
+      let now = at(0);
+      const secrets = new WebhookSecrets(fresh.store, { dataDir, now: () => now });
+      const signing = (hours: number) => fresh.store.findSigningGenerations(token, at(hours).toISOString());
+      const until = (hours: number) => at(hours).toISOString();
+      expect(await signing(0)).toEqual([]);
+      await secrets.rotate(token);
+      // The first secret replaces none.
+      expect(await signing(0)).toEqual([{ generation: 1, signsUntil: null }]);
+      await secrets.rotate(token);
+      expect(WEBHOOK_SECRET_OVERLAP_MS).toBe(24 * 3600_000);
+      expect(await signing(0)).toEqual([
+        { generation: 2, signsUntil: null },
+        { generation: 1, signsUntil: until(24) },
+      ]);
+      now = at(1);
+      await secrets.rotate(token);
+      expect(await signing(1)).toEqual([
+        { generation: 3, signsUntil: null },
+        { generation: 2, signsUntil: until(25) },
+        { generation: 1, signsUntil: until(24) },
+      ]);
+      // Its overlap is over: generation 1 signs no more, generation 2 still does.
+      expect(await signing(24)).toEqual([
+        { generation: 3, signsUntil: null },
+        { generation: 2, signsUntil: until(25) },
+      ]);
+      // A fourth within the day: the oldest replaced one stops, so a webhook carries at most three signatures.
+      expect(REPLACED_SECRETS_KEPT).toBe(2);
+      now = at(2);
+      await secrets.rotate(token);
+      expect(await signing(2)).toEqual([
+        { generation: 4, signsUntil: null },
+        { generation: 3, signsUntil: until(26) },
+        { generation: 2, signsUntil: until(25) },
+      ]);
+      // One leaked: ending the earlier ones leaves the new one alone.
+      await secrets.rotate(token, { endEarlier: true });
+      expect(await signing(2)).toEqual([{ generation: 5, signsUntil: null }]);
+      await secrets.rotate(token);
+      expect(await signing(2)).toEqual([
+        { generation: 6, signsUntil: null },
+        { generation: 5, signsUntil: until(26) },
+      ]);
+    });
+
+    it('claims a delivery with the generations that sign at the claim', async () => {
+      const token = await userToken(fresh.store);
+      const secrets = new WebhookSecrets(fresh.store, { dataDir, now: () => new Date(T0) });
+      await secrets.rotate(token);
+      await secrets.rotate(token);
+      const job = newJob(token, 'https://hooks.example/a');
+      await storeJob(fresh.store, job);
+      await fresh.store.cancelJob(job.id, T0);
+      const inOverlap = await fresh.store.claimWebhook(job.id, 0, '2030-01-01T23:59:59.000Z', '2030-01-02T00:00:30.000Z');
+      expect(inOverlap?.signing).toEqual([
+        { generation: 2, signsUntil: null },
+        { generation: 1, signsUntil: '2030-01-02T00:00:00.000Z' },
+      ]);
+      // Its lease ran out past the overlap: the next claim signs with the current secret alone.
+      const after = await fresh.store.claimWebhook(job.id, 1, '2030-01-02T00:00:31.000Z', '2030-01-02T00:01:00.000Z');
+      expect(after?.signing).toEqual([{ generation: 2, signsUntil: null }]);
     });
   });
 }
@@ -248,9 +359,9 @@ describe('delivery', () => {
   const fresh = freshStoreEach(engine);
 
   it('checks the address again at each attempt, on the address resolved then: a name rebound to a private address is not reached', async () => {
-    const token = await userToken(fresh.store);
+    const { token } = await signingToken(fresh.store, dataDir);
     const job = newJob(token, 'http://hooks.example/cutout');
-    await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+    await storeJob(fresh.store, job);
     await fresh.store.cancelJob(job.id, new Date().toISOString());
     const answers = ['10.0.0.7'];
     const lookup: LookupFunction = (_host, _options, callback) => callback(null, answers.map((address) => ({ address, family: 4 })));
@@ -276,9 +387,9 @@ describe('delivery', () => {
 
   it('gives up once the window after the job ended is over: failed, with every attempt kept', async () => {
     const { url, received } = await startReceiver([503]);
-    const token = await userToken(fresh.store);
+    const { token } = await signingToken(fresh.store, dataDir);
     const job = newJob(token, url);
-    await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+    await storeJob(fresh.store, job);
     await fresh.store.cancelJob(job.id, new Date().toISOString());
     const outcomes: WebhookOutcome[] = [];
     const sender = new WebhookSender({
@@ -306,9 +417,9 @@ describe('delivery', () => {
 
   it('follows no redirect: a 3xx is a failed attempt like any other non-2xx', async () => {
     const { url, received } = await startReceiver([302]);
-    const token = await userToken(fresh.store);
+    const { token } = await signingToken(fresh.store, dataDir);
     const job = newJob(token, url);
-    await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+    await storeJob(fresh.store, job);
     await fresh.store.cancelJob(job.id, new Date().toISOString());
     const sender = new WebhookSender({ store: fresh.store, secrets: new WebhookSecrets(fresh.store, { dataDir }), rules: LOOPBACK_RULES, log: pino({ level: 'silent' }), schedule: FAST });
     await sender.deliverDue();
@@ -318,13 +429,67 @@ describe('delivery', () => {
 
   it('answers a receiver that does not answer in time as an attempt without a status', async () => {
     const { url } = await startReceiver([204], 2000);
-    const token = await userToken(fresh.store);
+    const { token } = await signingToken(fresh.store, dataDir);
     const job = newJob(token, url);
-    await fresh.store.createJob(job, [{ imageUrl: 'https://example.com/1.jpg', clientId: null }]);
+    await storeJob(fresh.store, job);
     await fresh.store.cancelJob(job.id, new Date().toISOString());
     const sender = new WebhookSender({ store: fresh.store, secrets: new WebhookSecrets(fresh.store, { dataDir }), rules: LOOPBACK_RULES, log: pino({ level: 'silent' }), schedule: FAST, timeoutMs: 200 });
     await sender.deliverDue();
     expect(await fresh.store.findWebhookDelivery(job.id)).toMatchObject({ state: 'pending', attempts: [{ attempt: 1, status: null, error: 'no answer within 200 ms' }] });
+  });
+
+  it('signs with every secret of a rotation\'s overlap, each one accepted by the library, and with the current one alone after it', async () => {
+    const { url, received } = await startReceiver([204]);
+    const token = await userToken(fresh.store);
+    const secrets = new WebhookSecrets(fresh.store, { dataDir });
+    const first = (await secrets.rotate(token))!;
+    const second = (await secrets.rotate(token))!;
+    const job = newJob(token, url);
+    await storeJob(fresh.store, job);
+    await fresh.store.cancelJob(job.id, new Date().toISOString());
+    const sender = new WebhookSender({ store: fresh.store, secrets, rules: LOOPBACK_RULES, log: pino({ level: 'silent' }), schedule: FAST });
+    expect(await sender.deliverDue()).toBe(1);
+    const [{ headers, body }] = received;
+    expect(headers['webhook-id']).toBe(`${job.id}:job.cancelled`);
+    expect(headers['webhook-timestamp']).toMatch(/^\d{10}$/);
+    expect(Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(5);
+    expect(headers['cutout-webhook-attempt']).toBe('1');
+    expect(signaturesIn(headers['webhook-signature'])).toHaveLength(2);
+    expect(verifies(second, headers, body)).toBe(true);
+    expect(verifies(first, headers, body)).toBe(true);
+    expect(verifies((await secrets.rotate(randomUUID())) ?? deriveSigningSecret(randomBytes(32), token, 1), headers, body)).toBe(false);
+
+    // Rotated 25 hours ago: the secret replaced then signs no more.
+    const later = await userToken(fresh.store);
+    const dayAgo = new WebhookSecrets(fresh.store, { dataDir, now: () => new Date(Date.now() - 25 * 3600_000) });
+    const old = (await dayAgo.rotate(later))!;
+    const current = (await dayAgo.rotate(later))!;
+    const laterJob = newJob(later, url);
+    await storeJob(fresh.store, laterJob);
+    await fresh.store.cancelJob(laterJob.id, new Date().toISOString());
+    expect(await sender.deliverDue()).toBe(1);
+    const last = received[1];
+    expect(signaturesIn(last.headers['webhook-signature'])).toHaveLength(1);
+    expect(verifies(current, last.headers, last.body)).toBe(true);
+    expect(verifies(old, last.headers, last.body)).toBe(false);
+  });
+
+  it('sends nothing for a token without a secret (a job made before the check): the attempt says why, and the next is signed once the token has one', async () => {
+    const { url, received } = await startReceiver([204]);
+    const token = await userToken(fresh.store);
+    const job = newJob(token, url);
+    await storeJob(fresh.store, job);
+    await fresh.store.cancelJob(job.id, new Date().toISOString());
+    const secrets = new WebhookSecrets(fresh.store, { dataDir });
+    const sender = new WebhookSender({ store: fresh.store, secrets, rules: LOOPBACK_RULES, log: pino({ level: 'silent' }), schedule: { delayAfter: () => 0, windowMs: 60_000 } });
+    expect(await sender.deliverDue()).toBe(1);
+    expect(received).toHaveLength(0);
+    expect(await fresh.store.findWebhookDelivery(job.id)).toMatchObject({ state: 'pending', attempts: [{ attempt: 1, status: null, error: 'not sent: the token has no webhook signing secret' }] });
+    const secret = (await secrets.rotate(token))!;
+    expect(await sender.deliverDue()).toBe(1);
+    expect(received).toHaveLength(1);
+    expect(verifies(secret, received[0].headers, received[0].body)).toBe(true);
+    expect(await fresh.store.findWebhookDelivery(job.id)).toMatchObject({ state: 'delivered', attempts: [{ attempt: 1 }, { attempt: 2, status: 204 }] });
   });
 });
 
@@ -399,12 +564,12 @@ describe('a job with a webhook_url', () => {
     expect(job.webhook.next_attempt_at).toBeNull();
 
     expect(received).toHaveLength(4);
-    const ids = new Set(received.map((r) => r.headers['cutout-webhook-id']));
+    const ids = new Set(received.map((r) => r.headers['webhook-id']));
     expect([...ids]).toEqual([`${id}:job.done`]);
     expect(received.map((r) => r.headers['cutout-webhook-attempt'])).toEqual(['1', '2', '3', '4']);
     for (const { headers, body } of received) {
       expect(headers['content-type']).toBe('application/json');
-      expect(verifyWebhookSignature(secret, headers['cutout-signature'] as string, body)).toBe(true);
+      expect(verifies(secret, headers, body)).toBe(true);
     }
     const payload = JSON.parse(received[3].body);
     const { items: _items, page: _page, per_page: _perPage, next_page: _next, webhook: _webhook, ...summary } = job;
@@ -420,7 +585,7 @@ describe('a job with a webhook_url', () => {
     expect(log_).toContain(id);
     expect(log_).not.toContain(secret);
     expect(log_).not.toContain(secret.slice(6));
-    for (const { headers } of received) expect(log_).not.toContain(String(headers['cutout-signature']).split('v1=')[1]);
+    for (const { headers } of received) for (const signature of signaturesIn(headers['webhook-signature'])) expect(log_).not.toContain(signature);
     expect(log_).not.toContain('receiver-credential-123');
   });
 
@@ -439,8 +604,8 @@ describe('a job with a webhook_url', () => {
       const payload = JSON.parse(received[0].body);
       expect(payload).toMatchObject({ event: 'job.cancelled', id, status: 'cancelled', webhook_url: url, counts: { total: 2 } });
       expect(payload).not.toHaveProperty('items');
-      expect(received[0].headers['cutout-webhook-id']).toBe(`${id}:job.cancelled`);
-      expect(verifyWebhookSignature(secret, received[0].headers['cutout-signature'] as string, received[0].body)).toBe(true);
+      expect(received[0].headers['webhook-id']).toBe(`${id}:job.cancelled`);
+      expect(verifies(secret, received[0].headers, received[0].body)).toBe(true);
       await until(async () => (await getJob(t, auth, id)).webhook.state === 'delivered', 'the delivery to be recorded');
       const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
       expect(metrics).toContain('cutout_webhook_deliveries_total{outcome="delivered"} 1');
@@ -449,8 +614,37 @@ describe('a job with a webhook_url', () => {
     }
   });
 
+  it('is refused with 400 webhook_secret_missing while its token has no signing secret, JSON or upload, and no job is made; made once it has one', async () => {
+    const { t, auth, userTokenId } = await jobApp();
+    const { url, received } = await startReceiver([204]);
+    const refused = await createJob(t, auth, { images: [{ image_url: `${photoBase}/a.png` }], webhook_url: url });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.json()).toMatchObject({ code: 'webhook_secret_missing', status: 400 });
+    // The answer says how to make one.
+    expect(refused.json().detail).toContain('cutout webhook-secret --token');
+    expect(refused.json().detail).toContain('dashboard');
+    const form = multipartBody([
+      { name: 'files', filename: 'a.png', contentType: 'image/png', data: await makePhoto('png', 40, 30) },
+      { name: 'webhook_url', data: url },
+    ]);
+    const upload = await t.app.inject({ method: 'POST', url: '/api/v1/jobs/multipart', headers: { authorization: auth, 'content-type': form.contentType }, payload: form.body });
+    expect([upload.statusCode, upload.json().code]).toEqual([400, 'webhook_secret_missing']);
+    expect(await t.store.openJobLoad(userTokenId)).toEqual({ openJobs: 0, queuedItems: 0 });
+    expect(existsSync(join(t.config.dataDir, 'jobs')) ? readdirSync(join(t.config.dataDir, 'jobs')) : []).toEqual([]);
+    // Without a webhook_url the token needs none.
+    expect((await createJob(t, auth, { images: [{ image_url: `${photoBase}/a.png` }] })).statusCode).toBe(202);
+
+    const secret = (await t.app.webhookSecrets.rotate(userTokenId))!;
+    const made = await createJob(t, auth, { images: [{ image_url: `${photoBase}/a.png` }], webhook_url: url });
+    expect(made.statusCode, made.body).toBe(202);
+    await until(() => received.length > 0, 'the webhook');
+    expect(verifies(secret, received[0].headers, received[0].body)).toBe(true);
+  });
+
   it('is refused at submission with 400 url_not_allowed for a private address, literal or resolved, and no job is made', async () => {
     const { t, auth, userTokenId } = await jobApp({ urlAllowPrivate: false });
+    await t.app.webhookSecrets.rotate(userTokenId);
     for (const webhook_url of ['http://10.1.2.3/hook', 'http://[::1]:8080/hook', 'http://localhost:9/hook', 'https://169.254.169.254/latest']) {
       const refused = await createJob(t, auth, { images: [{ image_url: 'https://example.com/a.png' }], webhook_url });
       expect(refused.statusCode, webhook_url).toBe(400);
@@ -465,6 +659,7 @@ describe('a job with a webhook_url', () => {
 
   it('is refused the same way on an upload, whose images are then not kept', async () => {
     const { t, auth, userTokenId } = await jobApp({ urlAllowPrivate: false });
+    await t.app.webhookSecrets.rotate(userTokenId);
     const png = await makePhoto('png', 40, 30);
     const form = multipartBody([
       { name: 'files', filename: 'a.png', contentType: 'image/png', data: png },
@@ -477,7 +672,8 @@ describe('a job with a webhook_url', () => {
   });
 
   it('is refused by the host lists too (CUTOUT_URL_ALLOW_HOSTS), even where private addresses are allowed', async () => {
-    const { t, auth } = await jobApp({ urlAllowHosts: ['hooks.example.com'] });
+    const { t, auth, userTokenId } = await jobApp({ urlAllowHosts: ['hooks.example.com'] });
+    await t.app.webhookSecrets.rotate(userTokenId);
     const refused = await createJob(t, auth, { images: [{ image_url: 'https://hooks.example.com/a.png' }], webhook_url: 'http://127.0.0.1:9/hook' });
     expect(refused.statusCode).toBe(400);
     expect(refused.json()).toMatchObject({ code: 'url_not_allowed', detail: 'webhook_url: host 127.0.0.1 is not on the allow list.' });

@@ -22,7 +22,7 @@ import { fakeSegmenter } from './helpers/fake-segmenter.js';
 
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'correct horse battery';
-const secretIn = (body: string) => /<pre id="new-signing-secret"[^>]*>(whsec_[A-Za-z0-9_-]{43})<\/pre>/.exec(body)?.[1];
+const secretIn = (body: string) => /<pre id="new-signing-secret"[^>]*>(whsec_[A-Za-z0-9+/]{43}=)<\/pre>/.exec(body)?.[1];
 
 describe('the Tokens page', () => {
   let t: DashboardApp;
@@ -49,7 +49,8 @@ describe('the Tokens page', () => {
     const action = `/dashboard/tokens/${token.id}/webhook-secret`;
     const confirm = await owner.request('GET', action);
     expect(confirm.statusCode).toBe(200);
-    expect(confirm.body).toContain('replaces the earlier one at once');
+    expect(confirm.body).toContain('This token has none yet.');
+    expect(confirm.body).not.toContain('name="end_earlier"');
 
     const refused = await owner.request('POST', action, { form: {} });
     expect(refused.statusCode).toBe(403);
@@ -66,9 +67,27 @@ describe('the Tokens page', () => {
     expect((await owner.request('GET', '/dashboard/tokens')).body).not.toContain(secret!);
     expect(JSON.stringify(t.logs)).not.toContain(secret!.slice(6));
 
-    const again = secretIn((await owner.submit(action, action, {})).body);
+    expect(made.body).toContain('and with no earlier one');
+
+    // A second one: the first goes on signing beside it for a day, unless the owner ends it.
+    const replacing = await owner.request('GET', action);
+    expect(replacing.body).toContain('This token has a secret.');
+    expect(replacing.body).toContain('goes on signing beside it for 24 hours');
+    expect(replacing.body).toContain('name="end_earlier"');
+    const second = await owner.submit(action, action, {});
+    const again = secretIn(second.body);
     expect(again).not.toBe(secret);
     expect(again).toBe(await t.app.webhookSecrets.secretOf(token.id, 2));
+    const until = (await t.store.findSigningGenerations(token.id, new Date().toISOString()))[1].signsUntil!;
+    expect(Date.parse(until) - Date.now()).toBeGreaterThan(23.9 * 3600_000);
+    expect(second.body).toContain(`and with the secret it replaced too until <time datetime="${until}"`);
+    expect((await owner.request('GET', action)).body).toContain('This token has a secret (and 1 replaced one still signing).');
+
+    // One leaked: the third ends both earlier ones at once.
+    const third = await owner.submit(action, action, { end_earlier: 'true' });
+    expect(secretIn(third.body)).toBe(await t.app.webhookSecrets.secretOf(token.id, 3));
+    expect(third.body).toContain('and with no earlier one');
+    expect(await t.store.findSigningGenerations(token.id, new Date().toISOString())).toEqual([{ generation: 3, signsUntil: null }]);
   });
 
   it("makes none for another account's token, nor for a revoked one", async () => {
@@ -107,7 +126,7 @@ describe('cutout webhook-secret', () => {
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trim().split('\n');
     const secret = lines.at(-1)!;
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(run.stdout.split(secret)).toHaveLength(2);
     expect((await stat(join(dataDir, WEBHOOK_KEY_FILE))).mode & 0o777).toBe(0o600);
     const store = await openSqliteStore(dataDir);
@@ -116,10 +135,16 @@ describe('cutout webhook-secret', () => {
     } finally {
       await store.close();
     }
-    // By Token ID, a second time: a new generation, a new secret.
+    // By Token ID, a second time: a new generation, a new secret, the first one signing beside it for its overlap.
     const second = await runCli(['webhook-secret', '--token', tokenId], { env: { CUTOUT_DATA_DIR: dataDir } });
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout.trim().split('\n').at(-1)).not.toBe(secret);
+    const again = await openSqliteStore(dataDir);
+    try {
+      expect((await again.findSigningGenerations(userTokenId, new Date().toISOString())).map((signing) => signing.generation)).toEqual([2, 1]);
+    } finally {
+      await again.close();
+    }
   });
 
   it('derives from CUTOUT_WEBHOOK_KEY when it is set, and refuses an unknown token with a usage error', async () => {

@@ -104,6 +104,8 @@ export class JobService {
     const counted = async (job: JobRecord): Promise<MadeJob> => ({ job, counts: await store.countJobItems(job.id) });
     const earlier = key && (await this.replayed(userTokenId, key, draft.hash));
     if (earlier) return counted(earlier);
+    // Never a webhook signed with a secret nobody was shown: the token makes its secret first.
+    if (draft.webhookUrl && !(await store.hasWebhookSecret(userTokenId))) throw new CutoutError('webhook_secret_missing');
     if (draft.webhookUrl) await checkWebhookUrl(draft.webhookUrl, this.deps.webhookRules);
 
     const count = draft.items.length;

@@ -20,7 +20,7 @@ export type WebhookPostResult = { status: number } | { error: string };
  * within `timeoutMs`. Never throws: a refused address, a connection error or the deadline is
  * an `error`.
  *
- * @example await postWebhook(url, body, { 'Cutout-Signature': … }, rules, 10_000) // { status: 204 }
+ * @example await postWebhook(url, body, { 'webhook-signature': … }, rules, 10_000) // { status: 204 }
  */
 export async function postWebhook(url: string, body: string, headers: Record<string, string>, rules: WebhookAddressRules, timeoutMs: number): Promise<WebhookPostResult> {
   const signal = AbortSignal.timeout(timeoutMs);

@@ -5,26 +5,14 @@ import type { WebhookAddressRules } from './webhook-address.js';
 import { jobSummary } from './job-view.js';
 import { postWebhook, type WebhookPostResult } from './webhook-post.js';
 import type { WebhookSecrets } from '../auth/webhook-secrets.js';
-import { SIGNATURE_HEADER, signWebhook, WEBHOOK_ID_HEADER } from '../auth/webhook-signature.js';
-
-/** When to try again, and for how long. */
-export interface WebhookSchedule {
-  /** The wait after failed attempt `attempt` (from 1), in ms. */
-  delayAfter(attempt: number): number;
-  /** How long after the job ended attempts go on, in ms; past it the delivery is `failed`. */
-  windowMs: number;
-}
+import { signWebhook, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '../auth/webhook-signature.js';
+import { WEBHOOK_SCHEDULE, type WebhookSchedule } from './webhook-schedule.js';
 
 const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
-const DELAYS = [10 * SECOND, 30 * SECOND, MINUTE, 5 * MINUTE, 15 * MINUTE, 30 * MINUTE, HOUR];
-
-/** 10 s, 30 s, 1 min, 5 min, 15 min, 30 min, 1 h, then hourly, for 24 hours after the job ended. */
-export const WEBHOOK_SCHEDULE: WebhookSchedule = {
-  delayAfter: (attempt) => DELAYS[Math.min(attempt, DELAYS.length) - 1],
-  windowMs: 24 * HOUR,
-};
+/** Not Standard Webhooks' own: the attempt's number, from 1, for the receiver's logs. */
+const ATTEMPT_HEADER = 'Cutout-Webhook-Attempt';
+/** An attempt that is not sent: the job's token has no secret (a job made before the check at submission). */
+const NO_SECRET = 'not sent: the token has no webhook signing secret';
 
 /** How an attempt ended, as `cutout_webhook_deliveries_total` counts it. */
 export type WebhookOutcome = 'delivered' | 'retried' | 'failed';
@@ -124,13 +112,11 @@ export class WebhookSender {
     const event = eventOf(claim);
     const body = JSON.stringify({ event, ...jobSummary(job, await store.countJobItems(job.id)) });
     const started = this.#now();
-    const secret = await secrets.secretOf(job.userTokenId, claim.secretGeneration);
-    const headers = {
-      [WEBHOOK_ID_HEADER]: `${job.id}:${event}`,
-      'Cutout-Webhook-Attempt': String(claim.attempt),
-      [SIGNATURE_HEADER]: signWebhook(secret, Math.floor(started.getTime() / 1000), body),
-    };
-    const result = await postWebhook(job.webhookUrl, body, headers, rules, this.#timeoutMs);
+    // Every secret that signs now: during a rotation's overlap the replaced ones too, so a
+    // receiver with either accepts the delivery. Never one nobody was shown: none, no POST.
+    const keys = await secrets.secretsOf(job.userTokenId, claim.signing.map((signing) => signing.generation));
+    const headers = keys.length > 0 ? signedHeaders(keys, `${job.id}:${event}`, started, body, claim.attempt) : undefined;
+    const result: WebhookPostResult = headers ? await postWebhook(job.webhookUrl, body, headers, rules, this.#timeoutMs) : { error: NO_SECRET };
     const ended = this.#now();
     const ok = 'status' in result && result.status >= 200 && result.status <= 299;
     const next = ok ? ({ state: 'delivered' } as const) : this.#after(claim, ended);
@@ -155,6 +141,19 @@ export class WebhookSender {
     if (next > endedJob + this.#schedule.windowMs) return { state: 'failed' };
     return { state: 'pending', nextAttemptAt: new Date(next).toISOString() };
   }
+}
+
+/**
+ * The Standard Webhooks headers of one attempt: its id (the same on every attempt of the
+ * delivery), its time and one signature per secret, and Cutout's attempt number.
+ */
+function signedHeaders(secrets: readonly string[], id: string, sentAt: Date, body: string, attempt: number): Record<string, string> {
+  return {
+    [WEBHOOK_ID_HEADER]: id,
+    [WEBHOOK_TIMESTAMP_HEADER]: String(Math.floor(sentAt.getTime() / 1000)),
+    [WEBHOOK_SIGNATURE_HEADER]: signWebhook(secrets, id, sentAt, body),
+    [ATTEMPT_HEADER]: String(attempt),
+  };
 }
 
 /** An attempt's status and error columns. */

@@ -112,4 +112,11 @@ export interface Database {
     error: string | null;
     duration_ms: number;
   };
+  /** A replaced generation of a user token's webhook signing secret, still signing beside the current one. */
+  webhook_secret_overlaps: {
+    user_token_id: string;
+    generation: number;
+    /** Until when its signature is added to every webhook of the token's jobs. */
+    signs_until: string;
+  };
 }

@@ -155,6 +155,19 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('user_tokens').addColumn('webhook_secret_generation', 'integer', (c) => c.notNull().defaultTo(0)).execute();
     },
   },
+  // Rotating a webhook signing secret without refusing a delivery: a replaced generation keeps
+  // signing until `signs_until` (src/auth/webhook-secrets.ts), beside the token's current one.
+  '0007-webhook-rotation': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhook_secret_overlaps')
+        .addColumn('user_token_id', 'text', (c) => c.notNull().references('user_tokens.id').onDelete('cascade'))
+        .addColumn('generation', 'integer', (c) => c.notNull())
+        .addColumn('signs_until', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('webhook_secret_overlaps_pkey', ['user_token_id', 'generation'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
 import { toJob } from './job-row.js';
-import type { WebhookStore } from './webhook-records.js';
+import type { SigningGeneration, WebhookStore } from './webhook-records.js';
 
 /**
  * Makes an ended job's webhook delivery `pending`, due at once, when the job has a
@@ -57,16 +57,10 @@ export function createWebhookQueries(db: Kysely<Database>): WebhookStore {
         )
         .executeTakeFirst();
       if (Number(taken.numUpdatedRows) === 0) return undefined;
-      const row = await db
-        .selectFrom('jobs as j')
-        .innerJoin('user_tokens as u', 'u.id', 'j.user_token_id')
-        .selectAll('j')
-        .select('u.webhook_secret_generation')
-        .where('j.id', '=', jobId)
-        .executeTakeFirst();
+      const row = await db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
       if (!row || row.webhook_url === null) return undefined;
       const job = { ...toJob(row), webhookUrl: row.webhook_url };
-      return { job, attempt, secretGeneration: Number(row.webhook_secret_generation), leaseUntil };
+      return { job, attempt, signing: await signingGenerations(db, job.userTokenId, now), leaseUntil };
     },
 
     async recordWebhookAttempt(jobId, attempt, next) {
@@ -99,8 +93,9 @@ export function createWebhookQueries(db: Kysely<Database>): WebhookStore {
       };
     },
 
-    async rotateWebhookSecret(userTokenId) {
+    async rotateWebhookSecret(userTokenId, rotation) {
       return db.transaction().execute(async (trx) => {
+        // The bump first: on PostgreSQL it locks the row, so concurrent rotations take turns.
         const bumped = await trx
           .updateTable('user_tokens')
           .set((eb) => ({ webhook_secret_generation: eb('webhook_secret_generation', '+', 1) }))
@@ -108,8 +103,41 @@ export function createWebhookQueries(db: Kysely<Database>): WebhookStore {
           .executeTakeFirst();
         if (Number(bumped.numUpdatedRows) === 0) return undefined;
         const row = await trx.selectFrom('user_tokens').select('webhook_secret_generation').where('id', '=', userTokenId).executeTakeFirstOrThrow();
-        return Number(row.webhook_secret_generation);
+        const generation = Number(row.webhook_secret_generation);
+        const replaced = generation - 1;
+        if (rotation.replacedSignsUntil !== null && replaced > 0) {
+          await trx.insertInto('webhook_secret_overlaps').values({ user_token_id: userTokenId, generation: replaced, signs_until: rotation.replacedSignsUntil }).execute();
+        }
+        // Ended now, or the ones whose overlap is over and those past the number kept.
+        let ended = trx.deleteFrom('webhook_secret_overlaps').where('user_token_id', '=', userTokenId);
+        if (rotation.replacedSignsUntil !== null) ended = ended.where((eb) => eb.or([eb('signs_until', '<=', rotation.now), eb('generation', '<', generation - rotation.keepReplaced)]));
+        await ended.execute();
+        return generation;
       });
     },
+
+    findSigningGenerations: (userTokenId, now) => signingGenerations(db, userTokenId, now),
+
+    async hasWebhookSecret(userTokenId) {
+      const row = await db.selectFrom('user_tokens').select('webhook_secret_generation').where('id', '=', userTokenId).executeTakeFirst();
+      return row !== undefined && Number(row.webhook_secret_generation) > 0;
+    },
   };
+}
+
+/** The generations of a token's secret that sign at `now`: its current one, then replaced ones still in their overlap, newest first. */
+async function signingGenerations(db: Kysely<Database>, userTokenId: string, now: string): Promise<SigningGeneration[]> {
+  const token = await db.selectFrom('user_tokens').select('webhook_secret_generation').where('id', '=', userTokenId).executeTakeFirst();
+  // PostgreSQL's integers may come back as strings.
+  const current = Number(token?.webhook_secret_generation ?? 0);
+  if (current === 0) return [];
+  const replaced = await db
+    .selectFrom('webhook_secret_overlaps')
+    .select(['generation', 'signs_until'])
+    .where('user_token_id', '=', userTokenId)
+    .where('generation', '<', current)
+    .where('signs_until', '>', now)
+    .orderBy('generation', 'desc')
+    .execute();
+  return [{ generation: current, signsUntil: null }, ...replaced.map((row) => ({ generation: Number(row.generation), signsUntil: row.signs_until }))];
 }

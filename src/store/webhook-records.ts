@@ -27,13 +27,29 @@ export interface WebhookDeliveryRecord {
   attempts: WebhookAttemptRecord[];
 }
 
+/** A generation of a user token's signing secret that signs now. */
+export interface SigningGeneration {
+  generation: number;
+  /** Null for the token's current secret; for a replaced one, the end of its overlap. */
+  signsUntil: string | null;
+}
+
+/** How a rotation treats the secrets it replaces. */
+export interface WebhookRotation {
+  now: string;
+  /** Until when the replaced secret goes on signing; null ends it, and every earlier one, now. */
+  replacedSignsUntil: string | null;
+  /** How many replaced generations may sign at once; older ones stop at the rotation. */
+  keepReplaced: number;
+}
+
 /** A delivery a sender holds: the job it is for and the attempt it may record. */
 export interface WebhookClaim {
   job: JobRecord & { webhookUrl: string };
   /** This claim's attempt number; only its result is recorded. */
   attempt: number;
-  /** The generation of the job's token's signing secret, now. */
-  secretGeneration: number;
+  /** The generations of the job's token's signing secret that sign now, current first; empty when it has none. */
+  signing: SigningGeneration[];
   leaseUntil: string;
 }
 
@@ -61,6 +77,13 @@ export interface WebhookStore {
   recordWebhookAttempt(jobId: string, attempt: WebhookAttemptRecord, next: WebhookNext): Promise<boolean>;
   /** The job's delivery and its attempts, oldest first; undefined for a job without a webhook_url. */
   findWebhookDelivery(jobId: string): Promise<WebhookDeliveryRecord | undefined>;
-  /** Bumps a user token's signing-secret generation; returns the new one, or undefined for no such token. */
-  rotateWebhookSecret(userTokenId: string): Promise<number | undefined>;
+  /**
+   * Bumps a user token's signing-secret generation, the one it replaces signing on as
+   * `rotation` says; returns the new generation, or undefined for no such token.
+   */
+  rotateWebhookSecret(userTokenId: string, rotation: WebhookRotation): Promise<number | undefined>;
+  /** The generations of a user token's signing secret that sign at `now`: the current one first, then replaced ones, newest first; empty when it has none. */
+  findSigningGenerations(userTokenId: string, now: string): Promise<SigningGeneration[]>;
+  /** True once a user token has a signing secret (its generation is past 0). */
+  hasWebhookSecret(userTokenId: string): Promise<boolean>;
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { WEBHOOK_SECRET_OVERLAP_MS } from '../../auth/webhook-secrets.js';
 import { TokenNameTakenError } from '../../store/store.js';
 import { formField, requireCsrfForm, requireSignedIn, sendPage } from '../guards.js';
 import { csrfToken } from '../session.js';
@@ -82,16 +83,19 @@ export const tokenRoutes: FastifyPluginAsync = async (app) => {
   app.get('/tokens/:id/webhook-secret', async (request, reply) => {
     const token = await ownToken(request);
     if (!token || token.revokedAt) return reply.redirect('/dashboard/tokens', 303);
-    return sendPage(reply, webhookSecretPage(request.dashboardSession!, csrfToken(request, reply), token));
+    const signing = await app.store.findSigningGenerations(token.id, new Date().toISOString());
+    return sendPage(reply, webhookSecretPage(request.dashboardSession!, csrfToken(request, reply), token, signing, WEBHOOK_SECRET_OVERLAP_MS / 3_600_000));
   });
 
   app.post('/tokens/:id/webhook-secret', { preHandler: requireCsrfForm }, async (request, reply) => {
     const token = await ownToken(request);
     if (!token || token.revokedAt) return reply.redirect('/dashboard/tokens', 303);
-    const secret = await app.webhookSecrets.rotate(token.id);
+    const endEarlier = formField(request, 'end_earlier') === 'true';
+    const secret = await app.webhookSecrets.rotate(token.id, { endEarlier });
     if (!secret) return reply.redirect('/dashboard/tokens', 303);
     // The secret is in the answer only: not in the log, not in a redirect's URL.
-    request.log.info({ userTokenId: token.id }, 'dashboard: webhook signing secret made');
-    return render(request, reply, { signingSecret: { name: token.name, secret } });
+    request.log.info({ userTokenId: token.id, endEarlier }, 'dashboard: webhook signing secret made');
+    const replaced = (await app.store.findSigningGenerations(token.id, new Date().toISOString())).slice(1);
+    return render(request, reply, { signingSecret: { name: token.name, secret, replacedSignUntil: replaced[0]?.signsUntil ?? null } });
   });
 };

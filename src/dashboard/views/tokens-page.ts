@@ -1,4 +1,5 @@
 import type { DashboardSession, UserToken } from '../../store/store.js';
+import type { SigningGeneration } from '../../store/webhook-records.js';
 import { html, type SafeHtml } from '../html.js';
 import { csrfField, renderPage } from './layout.js';
 
@@ -27,6 +28,8 @@ export interface CreatedTokenView {
 export interface SigningSecretView {
   name: string;
   secret: string;
+  /** Until when the secrets it replaced go on signing beside it; null when none does. */
+  replacedSignUntil: string | null;
 }
 
 export interface TokensPageOptions {
@@ -61,11 +64,13 @@ function createdCard(created: CreatedTokenView): SafeHtml {
 function signingSecretCard(made: SigningSecretView): SafeHtml {
   return html`<section class="card secret" aria-labelledby="signing-title">
   <h2 id="signing-title">Webhook signing secret of “${made.name}”</h2>
-  <p><strong>Copy it now: it is shown only this once.</strong> Cutout does not store it; if it is lost, make a new one. The webhooks of this token's jobs are signed with it from now on, and no longer with any earlier one.</p>
+  <p><strong>Copy it now: it is shown only this once.</strong> Cutout does not store it; if it is lost, make a new one. The webhooks of this token's jobs are signed with it from now on${
+    made.replacedSignUntil ? html`, and with the secret it replaced too until ${when(made.replacedSignUntil)}: put the new one in your receiver before then` : html`, and with no earlier one`
+  }.</p>
   <div class="copyline"><pre id="new-signing-secret" tabindex="0" aria-label="Webhook signing secret">${made.secret}</pre>
     <button class="button" type="button" data-copy="new-signing-secret" aria-describedby="copied-secret">Copy</button></div>
   <span class="visually-hidden" id="copied-secret" role="status" aria-live="polite"></span>
-  <p>Your receiver checks the <code>Cutout-Signature</code> header with it (docs/jobs.md, “Webhook”; examples/webhooks/).</p>
+  <p>Your receiver checks the Standard Webhooks <code>webhook-signature</code> header with it (docs/jobs.md, “Webhook”; examples/webhooks/).</p>
 </section>`;
 }
 
@@ -137,16 +142,31 @@ export function revokePage(session: DashboardSession, csrf: string, token: UserT
   return renderPage({ title: `Revoke ${token.name}`, csrf, session, active: 'tokens', body });
 }
 
-/** Asks before making a token's webhook signing secret: the new one replaces any earlier one at once. */
-export function webhookSecretPage(session: DashboardSession, csrf: string, token: UserToken): string {
+/**
+ * Asks before making a token's webhook signing secret: says whether it has one, and that the
+ * one replaced goes on signing for the overlap unless the owner ends it at once (it leaked).
+ */
+export function webhookSecretPage(session: DashboardSession, csrf: string, token: UserToken, signing: readonly SigningGeneration[], overlapHours: number): string {
+  const current = signing.length > 0;
   const body = html`<div class="card narrow">
   <h1>Webhook signing secret of “${token.name}”</h1>
-  <p>Cutout signs the webhooks of this token's jobs with a secret your receiver checks. Making one shows it <strong>once</strong>; making another <strong>replaces the earlier one at once</strong>, so a receiver still checking the old one refuses the next webhooks until it has the new one.</p>
+  <p>Cutout signs the webhooks of this token's jobs with a secret your receiver checks, and refuses a job with a <code>webhook_url</code> until the token has one. Making one shows it <strong>once</strong>.</p>
+  ${
+    current
+      ? html`<p>This token has a secret${signing.length > 1 ? html` (and ${signing.length - 1} replaced one${signing.length > 2 ? 's' : ''} still signing)` : ''}. A new one replaces it, but <strong>the replaced one goes on signing beside it for ${overlapHours} hours</strong>: every webhook carries its signature too, so your receiver accepts them while you give it the new secret.</p>
+  <form method="post" action="/dashboard/tokens/${token.id}/webhook-secret">
+    ${csrfField(csrf)}
+    <p><label class="check"><input type="checkbox" name="end_earlier" id="end-earlier" value="true"> End the earlier secrets now (one leaked): a receiver that has only an earlier one refuses the next webhooks</label></p>
+    <div class="row"><button class="button" type="submit" autofocus>Make a new signing secret</button>
+    <a class="button secondary" href="/dashboard/tokens">Cancel</a></div>
+  </form>`
+      : html`<p>This token has none yet.</p>
   <form method="post" action="/dashboard/tokens/${token.id}/webhook-secret" class="row">
     ${csrfField(csrf)}
-    <button class="button" type="submit" autofocus>Make a new signing secret</button>
+    <button class="button" type="submit" autofocus>Make a signing secret</button>
     <a class="button secondary" href="/dashboard/tokens">Cancel</a>
-  </form>
+  </form>`
+  }
 </div>`;
   return renderPage({ title: `Webhook secret of ${token.name}`, csrf, session, active: 'tokens', body });
 }
