@@ -232,7 +232,7 @@ describe('deploy/compose.yaml', () => {
 
 describe('deploy/kubernetes', () => {
   const dir = join(root, 'deploy/kubernetes');
-  type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec: Record<string, any>; stringData?: Record<string, string> };
+  type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, any>; stringData?: Record<string, string> };
   const files = readdirSync(dir).filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml');
   const parse = (file: string) =>
     parseAllDocuments(readFileSync(join(dir, file), 'utf8')).map((doc) => {
@@ -336,7 +336,7 @@ describe('deploy/kubernetes', () => {
       }
     }
     // Longer than Cutout's own deadline, so that its 504 reaches the client.
-    expect(Number(ingress.metadata.annotations['nginx.ingress.kubernetes.io/proxy-read-timeout']) * 1000).toBeGreaterThan(defaults.requestTimeoutMs);
+    expect(Number(ingress.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout']) * 1000).toBeGreaterThan(defaults.requestTimeoutMs);
   });
 
   it('probes readiness on /readyz and liveness on /healthz, which the app serves', async () => {
