@@ -190,6 +190,13 @@ export const ConfigSchema = Type.Object({
     pattern: '^[A-Za-z0-9_-]{1,100}$',
     description: 'With REDIS_URL: the BullMQ queue the replicas share the jobs\' images through; deployments that share one Redis need one name each.',
   }),
+  jobReconcileMs: Type.Integer({
+    env: 'CUTOUT_JOB_RECONCILE_MS',
+    default: 30_000,
+    minimum: 500,
+    description:
+      "With REDIS_URL: how often one replica reconciles the shared queue with the database, in ms: it adds again every waiting image of a job that Redis does not have (a Redis restarted empty) and every running one whose replica stopped heartbeating.",
+  }),
   jobStalledMs: Type.Integer({
     env: 'CUTOUT_JOB_STALLED_MS',
     default: 30_000,

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { NewJob } from '../src/store/job-records.js';
+import { MAX_ITEM_STARTS, type NewJob } from '../src/store/job-records.js';
 import type { Store } from '../src/store/store.js';
 import { freshStoreEach, storeEngines } from './helpers/stores.js';
 
@@ -25,6 +25,20 @@ const newJob = (userTokenId: string, fields: Partial<NewJob> = {}): NewJob => ({
   bodyHash: null,
   ...fields,
 });
+/** The embedded runner's claim at `when`: the item, or undefined when there is none; anything else fails the test. */
+async function claimNext(store: Store, jobId: string, when = T0) {
+  const claim = await store.claimJobItem(jobId, when);
+  if (claim && claim.kind !== 'claimed') throw new Error(`a claim found ${JSON.stringify(claim)}`);
+  return claim?.item;
+}
+
+/** The fleet's claim of one item at `when`, taking it over from a holder whose heartbeat is before `staleBefore`. */
+async function claimAt(store: Store, jobId: string, index: number, when = T0, staleBefore = at(3600)) {
+  const claim = await store.claimJobItemAt(jobId, index, when, staleBefore);
+  if (claim && claim.kind !== 'claimed') throw new Error(`a claim found ${JSON.stringify(claim)}`);
+  return claim?.item;
+}
+
 const urls = (n: number) => Array.from({ length: n }, (_, index) => ({ imageUrl: `https://example.com/${index}.jpg`, clientId: index % 2 ? `sku-${index}` : null }));
 
 for (const engine of storeEngines()) {
@@ -76,10 +90,10 @@ for (const engine of storeEngines()) {
       const account = await fresh.store.createAccount({ id: randomUUID(), email: 'c@example.com', passwordHash: 'x', createdAt: T0 });
       const job = newJob(token);
       await fresh.store.createJob(job, urls(2));
-      const first = await fresh.store.claimJobItem(job.id);
-      const second = await fresh.store.claimJobItem(job.id);
+      const first = await claimNext(fresh.store, job.id);
+      const second = await claimNext(fresh.store, job.id);
       expect([first?.index, second?.index, first?.attempt, first?.options]).toEqual([0, 1, 1, { format: 'webp', crop: true }]);
-      expect(await fresh.store.claimJobItem(job.id)).toBeUndefined();
+      expect(await claimNext(fresh.store, job.id)).toBeUndefined();
       expect((await fresh.store.findJob(job.id, token))?.status).toBe('running');
 
       const success = { state: 'succeeded', resultPath: `jobs/${job.id}/0.webp`, contentType: 'image/webp', megapixels: 2 } as const;
@@ -103,16 +117,77 @@ for (const engine of storeEngines()) {
       const token = await userToken(fresh.store);
       const job = newJob(token);
       await fresh.store.createJob(job, urls(1));
-      const old = (await fresh.store.claimJobItem(job.id))!;
+      const old = (await claimNext(fresh.store, job.id))!;
       expect(await fresh.store.requeueRunningJobItems()).toBe(1);
-      const renewed = (await fresh.store.claimJobItem(job.id))!;
+      const renewed = (await claimNext(fresh.store, job.id))!;
       expect(renewed.attempt).toBe(2);
       const success = { state: 'succeeded', resultPath: 'x', contentType: 'image/png', megapixels: 1 } as const;
       expect(await fresh.store.finishJobItem(old, success, at(1))).toBe(false);
       await fresh.store.returnJobItem(old);
       expect((await fresh.store.findJobItem(job.id, 0))?.state).toBe('running');
       await fresh.store.returnJobItem(renewed);
-      expect((await fresh.store.findJobItem(job.id, 0))?.state).toBe('queued');
+      // Handed back: that start is not counted, the one its server died in is.
+      expect(await fresh.store.findJobItem(job.id, 0)).toMatchObject({ state: 'queued', attempts: 1 });
+    });
+
+    it('never counts a hand-back as a start, however often an item is handed back', async () => {
+      const token = await userToken(fresh.store);
+      const job = newJob(token);
+      await fresh.store.createJob(job, urls(1));
+      for (let round = 0; round < 8; round++) await fresh.store.returnJobItem((await claimNext(fresh.store, job.id))!);
+      expect(await fresh.store.findJobItem(job.id, 0)).toMatchObject({ state: 'queued', attempts: 0 });
+      expect((await claimNext(fresh.store, job.id))?.attempt).toBe(1);
+    });
+
+    it(`fails an item whose server died at each of its ${MAX_ITEM_STARTS} starts, alone: its job goes on, the failure counted once`, async () => {
+      const token = await userToken(fresh.store);
+      const account = await fresh.store.createAccount({ id: randomUUID(), email: 'poison@example.com', passwordHash: 'x', createdAt: T0 });
+      const job = newJob(token);
+      await fresh.store.createJob(job, urls(2));
+      for (let start = 1; start <= MAX_ITEM_STARTS; start++) {
+        expect(await claimNext(fresh.store, job.id)).toMatchObject({ index: 0, attempt: start });
+        // The server died with it: the next start queues it again, this start counted.
+        expect(await fresh.store.requeueRunningJobItems()).toBe(1);
+      }
+      expect(await fresh.store.claimJobItem(job.id, at(5))).toEqual({ kind: 'gave_up', jobId: job.id, index: 0, starts: MAX_ITEM_STARTS });
+      expect(await fresh.store.findJobItem(job.id, 0)).toMatchObject({ state: 'failed', problemCode: 'too_many_starts', attempts: MAX_ITEM_STARTS });
+      expect((await fresh.store.findJobItem(job.id, 0))?.problemDetail).toMatch(/started 5 times/);
+      const next = (await claimNext(fresh.store, job.id))!;
+      expect(next.index).toBe(1);
+      await fresh.store.finishJobItem(next, { state: 'succeeded', resultPath: 'x', contentType: 'image/png', megapixels: 1 }, at(6));
+      expect(await fresh.store.findJob(job.id, token)).toMatchObject({ status: 'done' });
+      expect(await fresh.store.listDailyUsage(account.id, '2030-01-01')).toEqual([{ userTokenId: token, day: '2030-01-01', succeeded: 1, refused: 0, failed: 1, megapixels: 1 }]);
+    });
+
+    it("the fleet's claim leaves an item to a holder that still heartbeats, and takes it over once the heartbeats stop", async () => {
+      const token = await userToken(fresh.store);
+      const job = newJob(token);
+      await fresh.store.createJob(job, urls(2));
+      const first = (await claimAt(fresh.store, job.id, 0, at(10)))!;
+      expect(await fresh.store.claimJobItemAt(job.id, 0, at(12), at(5))).toEqual({ kind: 'held', heartbeatAt: at(10) });
+      expect(await fresh.store.touchJobItem(first, at(20))).toBe(true);
+      expect(await fresh.store.listStaleJobItems(at(15))).toEqual([]);
+      expect(await fresh.store.listStaleJobItems(at(25))).toEqual([{ jobId: job.id, userTokenId: token, index: 0 }]);
+      const second = (await claimAt(fresh.store, job.id, 0, at(30), at(25)))!;
+      expect(second.attempt).toBe(2);
+      // The first holder hears at its next heartbeat that the item is no longer its own.
+      expect(await fresh.store.touchJobItem(first, at(31))).toBe(false);
+      expect(await fresh.store.listStaleJobItems(at(25))).toEqual([]);
+      for (let start = 3; start <= MAX_ITEM_STARTS; start++) await claimAt(fresh.store, job.id, 0, at(40), at(3600));
+      expect(await fresh.store.claimJobItemAt(job.id, 0, at(50), at(3600))).toEqual({ kind: 'gave_up', jobId: job.id, index: 0, starts: MAX_ITEM_STARTS });
+    });
+
+    it('checks the caps in the transaction that makes the job: of submissions at once, no more pass than the caps allow', async () => {
+      const token = await userToken(fresh.store);
+      const submissions = Array.from({ length: 8 }, () => fresh.store.createJob(newJob(token), urls(1), { maxOpenJobs: 3, maxQueuedItems: 100 }));
+      const made = await Promise.all(submissions);
+      expect(made.filter((creation) => creation.made)).toHaveLength(3);
+      expect(made.find((creation) => !creation.made)).toEqual({ made: false, openJobs: 3, queuedItems: 3 });
+      expect(await fresh.store.openJobLoad(token)).toEqual({ openJobs: 3, queuedItems: 3 });
+      const other = await userToken(fresh.store);
+      const large = await Promise.all([0, 1, 2].map(() => fresh.store.createJob(newJob(other), urls(4), { maxOpenJobs: 10, maxQueuedItems: 10 })));
+      expect(large.filter((creation) => creation.made)).toHaveLength(2);
+      expect(await fresh.store.openJobLoad(other)).toEqual({ openJobs: 2, queuedItems: 8 });
     });
 
     it('claims a given item from queued or from a lost claim, once per attempt, and never a finished or cancelled one', async () => {
@@ -121,21 +196,21 @@ for (const engine of storeEngines()) {
       await fresh.store.createJob(job, urls(3));
       expect(await fresh.store.listQueuedJobItems(job.id, -1, 10)).toEqual([0, 1, 2]);
       expect(await fresh.store.countQueuedJobItems()).toBe(3);
-      const first = (await fresh.store.claimJobItemAt(job.id, 1))!;
+      const first = (await claimAt(fresh.store, job.id, 1))!;
       expect(first).toMatchObject({ jobId: job.id, index: 1, imageUrl: 'https://example.com/1.jpg', userTokenId: token, options: { format: 'webp', crop: true }, attempt: 1 });
       expect((await fresh.store.findJob(job.id, token))?.status).toBe('running');
       expect(await fresh.store.listQueuedJobItems(job.id, 0, 10)).toEqual([2]);
       expect(await fresh.store.countQueuedJobItems()).toBe(2);
       // Another replica takes it over (the first one's lock was lost): only the new claim may end it.
-      const second = (await fresh.store.claimJobItemAt(job.id, 1))!;
+      const second = (await claimAt(fresh.store, job.id, 1))!;
       expect(second.attempt).toBe(2);
       const success = { state: 'succeeded', resultPath: 'x', contentType: 'image/png', megapixels: 1 } as const;
       expect(await fresh.store.finishJobItem(first, success, at(1))).toBe(false);
       expect(await fresh.store.finishJobItem(second, success, at(1))).toBe(true);
-      expect(await fresh.store.claimJobItemAt(job.id, 1)).toBeUndefined();
-      expect(await fresh.store.claimJobItemAt(job.id, 7)).toBeUndefined();
+      expect(await claimAt(fresh.store, job.id, 1)).toBeUndefined();
+      expect(await claimAt(fresh.store, job.id, 7)).toBeUndefined();
       expect(await fresh.store.cancelJob(job.id, at(2))).toBe(true);
-      expect(await fresh.store.claimJobItemAt(job.id, 2)).toBeUndefined();
+      expect(await claimAt(fresh.store, job.id, 2)).toBeUndefined();
       expect(await fresh.store.countQueuedJobItems()).toBe(0);
       expect((await fresh.store.findJobItem(job.id, 1))?.attempts).toBe(2);
     });
@@ -144,14 +219,14 @@ for (const engine of storeEngines()) {
       const token = await userToken(fresh.store);
       const job = newJob(token);
       await fresh.store.createJob(job, urls(3));
-      const done = (await fresh.store.claimJobItem(job.id))!;
+      const done = (await claimNext(fresh.store, job.id))!;
       await fresh.store.finishJobItem(done, { state: 'succeeded', resultPath: 'x', contentType: 'image/png', megapixels: 1 }, at(1));
-      const running = (await fresh.store.claimJobItem(job.id))!;
+      const running = (await claimNext(fresh.store, job.id))!;
       expect(await fresh.store.cancelJob(job.id, at(2))).toBe(true);
       expect(await fresh.store.cancelJob(job.id, at(3))).toBe(false);
       expect(await fresh.store.countJobItems(job.id)).toEqual({ queued: 0, running: 0, succeeded: 1, failed: 0, cancelled: 2 });
       expect(await fresh.store.finishJobItem(running, { state: 'succeeded', resultPath: 'y', contentType: 'image/png', megapixels: 1 }, at(4))).toBe(false);
-      expect(await fresh.store.claimJobItem(job.id)).toBeUndefined();
+      expect(await claimNext(fresh.store, job.id)).toBeUndefined();
       expect(await fresh.store.findJob(job.id, token)).toMatchObject({ status: 'cancelled', finishedAt: at(2) });
       expect(await fresh.store.openJobLoad(token)).toEqual({ openJobs: 0, queuedItems: 0 });
       expect(await fresh.store.listOpenJobs()).toEqual([]);

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,8 +13,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TokenService } from '../src/auth/token-service.js';
 import { FleetRunner } from '../src/jobs/fleet-runner.js';
-import { JobSweeper } from '../src/jobs/job-sweeper.js';
-import { RedisLease } from '../src/redis/redis-lease.js';
+import { FleetUpkeep } from '../src/jobs/fleet-upkeep.js';
 import { ModelService } from '../src/model/model-service.js';
 import { openPostgresStore } from '../src/store/postgres-store.js';
 import type { Store } from '../src/store/store.js';
@@ -96,9 +96,9 @@ async function fleetPlace() {
 type Place = Awaited<ReturnType<typeof fleetPlace>>;
 
 /** A replica in this process: its own app, store connection and tiny model, on the place's database, Redis queue and data directory. */
-async function replica(place: Place, segmenter: SquareSegmenter = squareSegmenter()): Promise<{ t: TestApp; segmenter: SquareSegmenter }> {
+async function replica(place: Place, segmenter: SquareSegmenter = squareSegmenter(), redis = redisUrl): Promise<{ t: TestApp; segmenter: SquareSegmenter }> {
   const t = await startTestApp(
-    { urlAllowPrivate: true, rateLimit: 0, redisUrl, jobQueue: place.queue, jobStalledMs: 1000, dataDir: place.dataDir },
+    { urlAllowPrivate: true, rateLimit: 0, redisUrl: redis, jobQueue: place.queue, jobStalledMs: 1000, jobReconcileMs: 1000, dataDir: place.dataDir },
     { model: ModelService.ofSegmenter(segmenter), store: await place.openStore() },
   );
   cleanups.push(() => t.close());
@@ -171,12 +171,12 @@ describe.skipIf(!redisUrl || !databaseUrl)('jobs across replicas in one process'
     await until(async () => (await getJob(b.t, auth, id)).status === 'done', 'replica b to finish the job', 20_000);
     expect((await getJob(b.t, auth, id)).counts).toMatchObject({ succeeded: 3 });
     expect(b.segmenter.runs).toBe(3);
-    // The item a held was started twice (a, then b) and counted once.
-    expect((await place.items(id)).map((item) => item.attempts).sort()).toEqual([1, 1, 2]);
+    // The item a held was handed back (that start not counted), started again by b, and counted once.
+    expect((await place.items(id)).map((item) => item.attempts).sort()).toEqual([1, 1, 1]);
     expect(await place.usage()).toEqual({ succeeded: 3, refused: 0, failed: 0 });
   });
 
-  it("at its start, hands BullMQ the queued items of a job it never had (made while Redis was away), and fails an item started too often", async () => {
+  it('reconciles: adds the queued items of a job BullMQ never had (made while Redis was away), and fails an item started too often', { timeout: 60_000 }, async () => {
     const place = await fleetPlace();
     const store = await place.openStore();
     cleanups.push(() => store.close());
@@ -187,17 +187,21 @@ describe.skipIf(!redisUrl || !databaseUrl)('jobs across replicas in one process'
     // An item five replicas took and none finished (each died holding it), still in BullMQ.
     const doomed = `job_${randomBytes(16).toString('base64url')}`;
     await store.createJob(job(doomed), [{ imageUrl: `${base}/photo/doomed.png`, clientId: null }]);
-    for (let start = 0; start < 5; start++) await store.claimJobItemAt(doomed, 0);
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    for (let start = 0; start < 5; start++) await store.claimJobItemAt(doomed, 0, new Date().toISOString(), future);
     const queue = new Queue(place.queue, { connection: { url: redisUrl } });
     cleanups.push(() => queue.close());
     await queue.add('item', { jobId: doomed, index: 0 }, { jobId: `${doomed}.0` });
 
-    await replica(place);
+    const { t } = await replica(place);
     await until(async () => (await store.findJob(lost, token))?.status === 'done' && (await store.findJob(doomed, token))?.status === 'done', 'both jobs to be done');
     expect(await store.countJobItems(lost)).toMatchObject({ succeeded: 3 });
-    expect(await store.findJobItem(doomed, 0)).toMatchObject({ state: 'failed', problemCode: 'internal_error', attempts: 6 });
+    expect(await store.findJobItem(doomed, 0)).toMatchObject({ state: 'failed', problemCode: 'too_many_starts', attempts: 5 });
     expect(fetched.get('/photo/doomed.png')).toBeUndefined();
     expect(await place.usage()).toEqual({ succeeded: 3, refused: 0, failed: 1 });
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^cutout_job_item_recoveries_total\{kind="reconciled_queued"\} 3$/m);
+    expect(metrics).toMatch(/^cutout_job_items_total\{state="failed",code="too_many_starts"\} 1$/m);
   });
 
   it('cancels on one replica an item running on another, and counts nothing for it', { timeout: 60_000 }, async () => {
@@ -227,37 +231,68 @@ describe.skipIf(!redisUrl || !databaseUrl)('jobs across replicas in one process'
   });
 });
 
-describe.skipIf(!redisUrl || !databaseUrl)('the sweeper across replicas', () => {
-  it('sweeps on the replica that holds the lease only, and another takes the lease once it is given up', async () => {
-    const redis = new Redis(redisUrl!);
-    cleanups.push(() => redis.quit());
-    const key = `cutout-fleet-test:${randomBytes(5).toString('hex')}:sweeper`;
-    const leases = [new RedisLease(redis, key, 60_000), new RedisLease(redis, key, 60_000)] as const;
+/** A redis-server of the test's own, without persistence, that the test may flush; stopped after the test. */
+async function privateRedis(): Promise<{ url: string; client: Redis }> {
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  // Connecting again every 50 ms until the server listens.
+  const client = new Redis(url, { retryStrategy: () => 50 });
+  client.on('error', () => undefined);
+  cleanups.push(async () => {
+    client.disconnect();
+    child.kill('SIGKILL');
+  });
+  await until(() => client.status === 'ready', 'the private redis-server to listen', 10_000);
+  return { url, client };
+}
+
+describe.skipIf(!redisUrl || !databaseUrl)('a Redis that forgets', () => {
+  it('a job finishes after FLUSHDB mid-job: every image once, counted once, no replica restarted', { timeout: 60_000 }, async () => {
+    const ITEMS = 30;
+    const redis = await privateRedis();
     const place = await fleetPlace();
-    const store = await place.openStore();
-    cleanups.push(() => store.close());
+    const a = await replica(place, squareSegmenter(), redis.url);
+    const b = await replica(place, squareSegmenter(), redis.url);
+    // Each replica finishes three images, then holds its fourth in its model.
+    a.segmenter.hold(3);
+    b.segmenter.hold(3);
+    const auth = await a.t.managedToken();
+    const id = (await createJob(a.t, auth, photoPaths('flushed', ITEMS))).json().id;
+    await until(() => a.segmenter.runs === 4 && b.segmenter.runs === 4, 'each replica to hold its fourth image');
+    expect(await redis.client.dbsize()).toBeGreaterThan(0);
+    await redis.client.flushdb();
+    a.segmenter.release();
+    b.segmenter.release();
+    await until(async () => (await getJob(a.t, auth, id)).status === 'done', 'the job to be done after the flush', 30_000);
+    expect((await getJob(b.t, auth, id)).counts).toMatchObject({ total: ITEMS, succeeded: ITEMS, failed: 0 });
+    for (const path of photoPaths('flushed', ITEMS)) expect(fetched.get(path)).toBe(1);
+    expect(a.segmenter.runs + b.segmenter.runs).toBe(ITEMS);
+    expect(await place.usage()).toEqual({ succeeded: ITEMS, refused: 0, failed: 0 });
+    expect((await place.items(id)).every((item) => item.attempts === 1)).toBe(true);
+    const recovered = (await Promise.all([a, b].map(async ({ t }) => (await t.app.inject({ method: 'GET', url: '/metrics' })).body)))
+      .flatMap((text) => [...text.matchAll(/^cutout_job_item_recoveries_total\{kind="reconciled_queued"\} (\d+)$/gm)].map((match) => Number(match[1])));
+    expect(recovered.reduce((sum, count) => sum + count, 0)).toBe(ITEMS - 8);
+  });
+
+  it('runs each scheduled upkeep on one replica at a time, and declares its schedulers again after a flush', { timeout: 30_000 }, async () => {
+    const redis = await privateRedis();
     const log = pino({ level: 'silent' });
-    const [holder, other] = leases.map((lease) => new JobSweeper({ store, dataDir: place.dataDir, retentionSeconds: 60, log, lease }));
-    const token = (await new TokenService(store, { managedTokenTtl: 60 }).createUserToken('sweep')).token.id;
-    const expiredJob = async () => {
-      const id = `job_${randomBytes(16).toString('base64url')}`;
-      await store.createJob({ id, userTokenId: token, options: {}, createdAt: '2030-01-01T00:00:00.000Z', webhookUrl: null, idempotencyKey: null, bodyHash: null }, [{ imageUrl: 'https://example.com/a.jpg', clientId: null }]);
-      await store.cancelJob(id, '2030-01-01T00:00:00.000Z');
-      return id;
-    };
-    await expiredJob();
-    const later = new Date('2030-01-02T00:00:00.000Z');
-    expect(await holder!.sweep(later)).toBe(1);
-    await expiredJob();
-    // The lease is the first one's for a minute: the second sweeper deletes nothing.
-    expect(await other!.sweep(later)).toBe(0);
-    expect(await redis.pttl(key)).toBeGreaterThan(50_000);
-    expect(await holder!.sweep(later)).toBe(1);
-    await expiredJob();
-    await holder!.close();
-    expect(await other!.sweep(later)).toBe(1);
-    await other!.close();
-    expect(await redis.exists(key)).toBe(0);
+    const queue = `cutout-upkeep-test-${randomBytes(5).toString('hex')}`;
+    let reconciles = 0;
+    const runner = { reconcile: async () => ({ queued: reconciles++, running: 0 }) };
+    const sweeper = { sweep: async () => 0 };
+    const config = { jobQueue: queue, jobRetention: 3600, jobReconcileMs: 500, redisUrl: redis.url };
+    const upkeeps = [new FleetUpkeep({ config, runner, sweeper, log }), new FleetUpkeep({ config, runner, sweeper, log })];
+    cleanups.push(() => Promise.all(upkeeps.map((upkeep) => upkeep.close())));
+    await Promise.all(upkeeps.map((upkeep) => upkeep.start()));
+    await sleep(3000);
+    // One run a period across both replicas (and the first at once), never one each.
+    expect(reconciles).toBeGreaterThanOrEqual(4);
+    expect(reconciles).toBeLessThanOrEqual(8);
+    await redis.client.flushdb();
+    const after = reconciles;
+    await until(() => reconciles >= after + 2, 'reconciliation to run again after the flush', 10_000);
   });
 });
 

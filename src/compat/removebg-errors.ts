@@ -60,6 +60,8 @@ const FROM_NATIVE: Record<ErrorCode, RemoveBgCode> = {
   result_not_available: 'not_found',
   idempotency_key_reused: 'invalid_request',
   too_many_jobs: 'rate_limit_exceeded',
+  too_many_starts: 'unknown_error',
+  webhook_secret_missing: 'invalid_request',
   payload_too_large: 'file_too_large',
   headers_too_large: 'invalid_request',
   request_timeout: 'invalid_request',

@@ -22,6 +22,8 @@ export interface JobRunnerParts extends ItemRunParts {
 
 /** Every this many polls the runner reads the store even if nothing woke it (a job made by another process). */
 const RESCAN_POLLS = 20;
+/** How long the runner waits after an item the server was in the way of before it takes one again. */
+const AFTER_HAND_BACK_MS = 1000;
 
 /**
  * The embedded runner: works through the jobs' queued items from the store, one image at a
@@ -35,7 +37,8 @@ const RESCAN_POLLS = 20;
  * waits behind at most the items already started. Tokens take turns, and each token's jobs
  * take turns (`job-turns.ts`). An item is counted in the token's usage in the transaction
  * that ends it (`finishJobItem`), and only by the claim that still holds it, so an item
- * redone after a restart is counted once.
+ * redone after a restart is counted once. The store's claim keeps the recovery rule
+ * (`MAX_ITEM_STARTS`): an image whose server died with it five times is failed, not started.
  *
  * @example const runner = new JobRunner({ config, store, removals, queue, model, log }); await runner.start()
  */
@@ -48,6 +51,7 @@ export class JobRunner implements JobWork {
   #requeued = false;
   #storeAway = false;
   #polls = 0;
+  #holdUntil = 0;
   #ticking = false;
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
@@ -116,7 +120,7 @@ export class JobRunner implements JobWork {
         this.#requeued = true;
         if (requeued > 0) log.info({ requeued }, 'job items left running by the previous process queued again');
       }
-      while (!this.#closed && !this.#parts.drain?.draining && this.#mayHaveWork && this.#items.size < this.#inFlight && queue.idle && model.ready) {
+      while (!this.#closed && !this.#parts.drain?.draining && this.#mayHaveWork && Date.now() >= this.#holdUntil && this.#items.size < this.#inFlight && queue.idle && model.ready) {
         const claim = await this.#claimNext();
         if (!claim) {
           this.#mayHaveWork = false;
@@ -134,13 +138,20 @@ export class JobRunner implements JobWork {
     }
   }
 
+  /** The next item in the tokens' turns; items given up on the way are failed and reported. */
   async #claimNext(): Promise<ClaimedJobItem | undefined> {
-    const { store } = this.#parts;
+    const { store, log } = this.#parts;
+    const now = this.#parts.now ?? (() => new Date());
     for (const job of jobOrder(await store.listOpenJobs(), this.#turns)) {
-      const claim = await store.claimJobItem(job.id);
-      if (claim) {
+      for (;;) {
+        const claim = await store.claimJobItem(job.id, now().toISOString());
+        if (!claim) break;
         tookTurn(this.#turns, job);
-        return claim;
+        if (claim.kind === 'claimed') return claim.item;
+        // One node holds no item it did not claim itself: `held` is the fleet's.
+        if (claim.kind !== 'gave_up') break;
+        log.warn({ job: claim.jobId, item: claim.index, starts: claim.starts }, 'a job image was started as often as it may be, its server dying each time: failed with too_many_starts');
+        this.#parts.onItemEnd?.('failed', 'too_many_starts');
       }
     }
     return undefined;
@@ -151,7 +162,9 @@ export class JobRunner implements JobWork {
     const controller = new AbortController();
     const done = runJobItem(this.#parts, claim, controller.signal)
       .then((end) => {
-        if (end === 'returned') this.#mayHaveWork = true;
+        if (end !== 'returned') return;
+        this.#mayHaveWork = true;
+        this.#holdUntil = Date.now() + AFTER_HAND_BACK_MS;
       })
       .finally(() => {
         this.#items.delete(key);

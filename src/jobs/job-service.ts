@@ -112,18 +112,19 @@ export class JobService {
     if (count > config.jobMaxQueuedItems) {
       throw new CutoutError('invalid_request', `A job may hold at most ${config.jobMaxQueuedItems} images on this server (CUTOUT_JOB_MAX_QUEUED_ITEMS).`);
     }
-    const load = await this.refuseOverOpenJobs(userTokenId);
-    if (load.queuedItems + count > config.jobMaxQueuedItems) {
-      throw new CutoutError('too_many_jobs', `This token has ${load.queuedItems} images waiting; with ${count} more it would pass ${config.jobMaxQueuedItems}.`, capsRetry);
-    }
     const job = { id: draft.id, userTokenId, options: draft.options, createdAt: new Date().toISOString(), webhookUrl: draft.webhookUrl, idempotencyKey: key, bodyHash: draft.hash };
+    let creation;
     try {
-      await store.createJob(job, draft.items);
+      creation = await store.createJob(job, draft.items, { maxOpenJobs: config.jobMaxOpen, maxQueuedItems: config.jobMaxQueuedItems });
     } catch (error) {
       // The same key sent twice at once: the other request made the job.
       const other = key && (await this.replayed(userTokenId, key, draft.hash));
       if (other) return counted(other);
       throw error;
+    }
+    if (!creation.made) {
+      if (creation.openJobs >= config.jobMaxOpen) throw overOpenJobs(creation.openJobs);
+      throw new CutoutError('too_many_jobs', `This token has ${creation.queuedItems} images waiting; with ${count} more it would pass ${config.jobMaxQueuedItems}.`, capsRetry);
     }
     // Read before the runner is told, so that the answer shows the job as made; the answer
     // does not wait for the runner (across replicas, it hands every image to BullMQ; it never throws).
@@ -150,12 +151,14 @@ export class JobService {
     }
   }
 
-  /** The token's open jobs and waiting images, refused with 429 when it has as many open jobs as it may. */
-  async refuseOverOpenJobs(userTokenId: string) {
+  /**
+   * Refuses with 429 a token that has as many open jobs as it may, before an upload is read;
+   * the caps that hold are checked again where the job is made, in its transaction.
+   */
+  async refuseOverOpenJobs(userTokenId: string): Promise<void> {
     const { config, store } = this.deps;
     const load = await store.openJobLoad(userTokenId);
-    if (load.openJobs >= config.jobMaxOpen) throw new CutoutError('too_many_jobs', `This token has ${load.openJobs} unfinished jobs, as many as it may have; retry when one is done.`, capsRetry);
-    return load;
+    if (load.openJobs >= config.jobMaxOpen) throw overOpenJobs(load.openJobs);
   }
 
   /** The job a request's Idempotency-Key made already, or undefined when the key is free. */
@@ -173,3 +176,6 @@ export class JobService {
 }
 
 const capsRetry = { headers: { 'retry-after': String(CAPS_RETRY_AFTER_SECONDS) } };
+
+const overOpenJobs = (openJobs: number) =>
+  new CutoutError('too_many_jobs', `This token has ${openJobs} unfinished jobs, as many as it may have; retry when one is done.`, capsRetry);

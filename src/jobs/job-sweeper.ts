@@ -10,11 +10,6 @@ export interface JobSweeperParts {
   /** CUTOUT_JOB_RETENTION: seconds a finished job is kept. */
   retentionSeconds: number;
   log: FastifyBaseLogger;
-  /**
-   * Across replicas: a sweep runs only while this process holds the lease
-   * (`redis-lease.ts`), so that one replica at a time deletes. Absent on one node.
-   */
-  lease?: { held(): Promise<boolean>; release(): Promise<void> };
   now?: () => Date;
 }
 
@@ -24,7 +19,8 @@ export const sweepEveryMs = (retentionSeconds: number): number => Math.min(600_0
 /**
  * Deletes the jobs that finished more than the retention ago, their results first and then
  * their rows: a sweep cut short leaves rows whose files are gone, which the next sweep
- * deletes, never files no row leads to.
+ * deletes, never files no row leads to. On one node it sweeps on its own timer (`start`);
+ * across replicas a BullMQ job scheduler calls `sweep` on one replica at a time (`fleet-upkeep.ts`).
  *
  * @example const sweeper = new JobSweeper(parts); sweeper.start()
  */
@@ -44,7 +40,7 @@ export class JobSweeper {
     this.#timer.unref();
   }
 
-  /** Deletes the expired jobs as of `at` (default now); returns how many (0 when another replica holds the lease). */
+  /** Deletes the expired jobs as of `at` (default now); returns how many. */
   sweep(at: Date = (this.#parts.now ?? (() => new Date()))()): Promise<number> {
     this.#sweeping ??= this.#sweep(at).finally(() => (this.#sweeping = undefined));
     return this.#sweeping;
@@ -53,13 +49,11 @@ export class JobSweeper {
   async close(): Promise<void> {
     clearInterval(this.#timer);
     await this.#sweeping;
-    await this.#parts.lease?.release();
   }
 
   async #sweep(at: Date): Promise<number> {
-    const { store, dataDir, retentionSeconds, log, lease } = this.#parts;
+    const { store, dataDir, retentionSeconds, log } = this.#parts;
     try {
-      if (lease && !(await lease.held())) return 0;
       const expired = await store.listJobsFinishedBefore(new Date(at.getTime() - retentionSeconds * 1000).toISOString());
       for (const jobId of expired) {
         await rm(join(dataDir, jobFolder(jobId)), { recursive: true, force: true });

@@ -38,6 +38,10 @@ const ItemView = Type.Object({
   id: Nullable(Type.String({ description: "The client's `id` for the image, if it gave one." })),
   image_url: Nullable(Type.String({ description: 'Null for an uploaded image.' })),
   state: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('cancelled')]),
+  attempts: Type.Integer({
+    description:
+      'How many times the image was started and its start counted: a start whose server died counts, one handed back on a stop (SIGTERM) or a busy model does not. At 5, the image fails with `too_many_starts`.',
+  }),
   result_url: Nullable(Type.String({ description: 'Where the result is, once succeeded.' })),
   content_type: Nullable(Type.String()),
   problem: Nullable(
@@ -101,6 +105,7 @@ export function itemView(jobId: string, item: JobItemRecord) {
     id: item.clientId,
     image_url: item.imageUrl,
     state: item.state,
+    attempts: item.attempts,
     result_url: item.state === 'succeeded' ? `${jobUrl(jobId)}/items/${item.index}` : null,
     content_type: item.state === 'succeeded' ? item.contentType : null,
     problem: code ? { code, status: ERRORS[code]?.status ?? 500, detail: item.problemDetail ?? '' } : null,

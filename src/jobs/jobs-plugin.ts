@@ -1,10 +1,10 @@
 import fp from 'fastify-plugin';
-import { RedisLease } from '../redis/redis-lease.js';
 import { FleetRunner } from './fleet-runner.js';
+import { FleetUpkeep } from './fleet-upkeep.js';
 import { JobRunner } from './job-runner.js';
 import { jobRoutes } from './job-routes.js';
 import { JobService } from './job-service.js';
-import { JobSweeper, sweepEveryMs } from './job-sweeper.js';
+import { JobSweeper } from './job-sweeper.js';
 import type { JobWork } from './job-work.js';
 import { webhookAddressRules } from './webhook-address.js';
 import { WebhookSender } from './webhook-sender.js';
@@ -27,8 +27,9 @@ declare module 'fastify' {
 /**
  * Jobs: the routes, the runner that works through the items with the capacity the removal
  * endpoints leave idle, and the sweeper that deletes expired jobs. On one node (no
- * REDIS_URL) the runner is the embedded one, reading the store; with REDIS_URL the items go
- * through BullMQ (`fleet-runner.ts`) and one replica at a time sweeps, under a Redis lease.
+ * REDIS_URL) the runner is the embedded one, reading the store, and the sweeper keeps its own
+ * time; with REDIS_URL the items go through BullMQ (`fleet-runner.ts`), and reconciliation
+ * and sweeps run on BullMQ job schedulers, one replica at a time (`fleet-upkeep.ts`).
  * The runner and the sweeper start once the app is ready and stop when it closes, before
  * the store.
  *
@@ -40,13 +41,17 @@ export const jobsPlugin = fp(
     const log = app.log.child({ component: 'jobs' });
     const onItemEnd = (state: 'succeeded' | 'failed', code?: string) => app.metrics?.countJobItem(state, code);
     const { redisUrl } = config;
-    const runner: JobWork =
-      redis && redisUrl
-        ? new FleetRunner({ config: { ...config, redisUrl }, store, removals, queue, model, drain, redis, log, onItemEnd })
-        : new JobRunner({ config, store, removals, queue, model, drain, log, onItemEnd });
-    // A lease twice the sweep's period: a holder that dies is replaced by the second sweep after it.
-    const lease = redis && new RedisLease(redis, `cutout:${config.jobQueue}:sweeper`, 2 * sweepEveryMs(config.jobRetention));
-    const sweeper = new JobSweeper({ store, dataDir: config.dataDir, retentionSeconds: config.jobRetention, log, lease });
+    const sweeper = new JobSweeper({ store, dataDir: config.dataDir, retentionSeconds: config.jobRetention, log });
+    let runner: JobWork;
+    let upkeep: FleetUpkeep | undefined;
+    if (redis && redisUrl) {
+      const onRecovery = (kind: 'stalled' | 'reconciled_queued' | 'reconciled_running', items: number) => app.metrics?.countJobRecovery(kind, items);
+      const fleet = new FleetRunner({ config: { ...config, redisUrl }, store, removals, queue, model, drain, redis, log, onItemEnd, onRecovery });
+      upkeep = new FleetUpkeep({ config: { ...config, redisUrl }, runner: fleet, sweeper, log });
+      runner = fleet;
+    } else {
+      runner = new JobRunner({ config, store, removals, queue, model, drain, log, onItemEnd });
+    }
     const webhookRules = webhookAddressRules(config);
     const webhooks = new WebhookSender({
       store,
@@ -60,11 +65,13 @@ export const jobsPlugin = fp(
     app.metrics?.readJobItemsQueued(() => runner.queuedItems());
     app.addHook('onReady', async () => {
       await runner.start();
-      sweeper.start();
+      if (upkeep) await upkeep.start();
+      else sweeper.start();
       webhooks.start();
     });
     app.addHook('onClose', async () => {
       await runner.close();
+      await upkeep?.close();
       await sweeper.close();
       await webhooks.close();
     });

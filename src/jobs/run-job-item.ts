@@ -26,8 +26,9 @@ export interface ItemRunParts {
 /**
  * How a run ended: `ended` (succeeded or failed, counted by this claim, or refused because
  * the claim was no longer the item's), `returned` (the server was in the way: the item is
- * `queued` again for another attempt), `stopped` (this process is stopping: the item is
- * `queued` again for another runner) or `cancelled` (the job was cancelled meanwhile).
+ * handed back, `queued` again, this start not counted), `stopped` (this process is stopping:
+ * handed back the same way for another runner, or left `running` when the store could not
+ * be told, for the next start to take) or `cancelled` (the job was cancelled meanwhile).
  */
 export type ItemRunEnd = 'ended' | 'returned' | 'stopped' | 'cancelled';
 
@@ -40,11 +41,11 @@ export class ItemStop extends Error {
 }
 
 /**
- * Errors that say the server, not the image, was in the way: the item goes back to the queue
- * for another attempt, up to {@link MAX_ATTEMPTS}.
+ * Errors that say the server, not the image, was in the way: the item is handed back, and the
+ * hand-back does not count as one of its starts (`MAX_ITEM_STARTS` counts only starts whose
+ * server died); the runner waits a little before it takes an item again.
  */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['queue_full', 'not_ready', 'store_unavailable']);
-export const MAX_ATTEMPTS = 3;
+const SERVER_IN_THE_WAY: ReadonlySet<ErrorCode> = new Set(['queue_full', 'not_ready', 'store_unavailable']);
 
 /**
  * Works on one claimed item as a synchronous URL request would go (fetch with the same
@@ -104,7 +105,7 @@ async function endFailed(parts: ItemRunParts, claim: ClaimedJobItem, error: unkn
     return 'stopped';
   }
   const problem = toCutoutError(error);
-  if (RETRYABLE.has(problem.code) && claim.attempt < MAX_ATTEMPTS) {
+  if (SERVER_IN_THE_WAY.has(problem.code)) {
     await store.returnJobItem(claim);
     return 'returned';
   }

@@ -54,6 +54,7 @@ export class CutoutMetrics {
   readonly #secondLooks: Counter;
   readonly #jobItems: Counter<'state' | 'code'>;
   readonly #webhookDeliveries: Counter<'outcome'>;
+  readonly #jobRecoveries: Counter<'kind'>;
   #jobItemsQueued: (() => Promise<number>) | undefined;
 
   /** `memory`: the removals' memory budget (`RemovalService.memory`), read when Prometheus scrapes. */
@@ -95,6 +96,12 @@ export class CutoutMetrics {
       name: 'cutout_webhook_deliveries_total',
       help: 'Job webhook attempts, by outcome: delivered (a 2xx), retried (another attempt is scheduled), failed (no 2xx within the retry window).',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.#jobRecoveries = new Counter({
+      name: 'cutout_job_item_recoveries_total',
+      help: "Across replicas, job images the fleet recovered, by kind: stalled (BullMQ's stalled check found a replica that stopped renewing its lock), reconciled_queued and reconciled_running (reconciliation added from the store an image the shared queue did not have). Counted by the replica that saw it.",
+      labelNames: ['kind'],
       registers,
     });
     const metrics = this;
@@ -179,6 +186,11 @@ export class CutoutMetrics {
   /** Counts one job webhook attempt by what followed it. */
   countWebhookDelivery(outcome: 'delivered' | 'retried' | 'failed'): void {
     this.#webhookDeliveries.inc({ outcome });
+  }
+
+  /** Counts job images the fleet recovered (`FleetRunner`'s `onRecovery`). */
+  countJobRecovery(kind: 'stalled' | 'reconciled_queued' | 'reconciled_running', items: number): void {
+    this.#jobRecoveries.inc({ kind }, items);
   }
 
   /** Where `cutout_job_items_queued` reads its count at each scrape (the jobs' runner). */

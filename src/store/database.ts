@@ -98,8 +98,14 @@ export interface Database {
     /** Relative to the data directory. */
     result_path: string | null;
     content_type: string | null;
+    /**
+     * Starts that counted: a claim adds one, a hand-back (SIGTERM, a busy model) takes it
+     * back. It also fences a claim: only the claim whose number it still is may end the item.
+     */
     attempts: number;
     finished_at: string | null;
+    /** While `running` on a replica of the fleet: when its holder last said it still works on it. */
+    heartbeat_at: string | null;
   };
   /** One attempt to deliver a job's webhook. */
   job_webhook_attempts: {

@@ -1,6 +1,7 @@
 import type { ExpressionBuilder, Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from './database.js';
-import type { ClaimedJobItem, JobCounts, JobItemRecord, JobStore } from './job-records.js';
+import { ERRORS } from '../errors.js';
+import { MAX_ITEM_STARTS, type ClaimedJobItem, type JobCounts, type JobItemClaim, type JobItemRecord, type JobStore } from './job-records.js';
 import { toJob } from './job-row.js';
 import { upsertUsage } from './usage-upsert.js';
 import { queueWebhook } from './webhook-queries.js';
@@ -50,6 +51,43 @@ async function settleJob(trx: Transaction<Database>, jobId: string, at: string):
   await queueWebhook(trx, jobId, at);
 }
 
+/** A token's unfinished jobs and the images waiting in them. */
+async function openJobLoadOf(db: Kysely<Database> | Transaction<Database>, userTokenId: string) {
+  const jobs = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('user_token_id', '=', userTokenId)
+    .where('status', 'in', OPEN)
+    .executeTakeFirstOrThrow();
+  const items = await db
+    .selectFrom('job_items as i')
+    .innerJoin('jobs as j', 'j.id', 'i.job_id')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('j.user_token_id', '=', userTokenId)
+    .where('j.status', 'in', OPEN)
+    .where('i.state', '=', 'queued')
+    .executeTakeFirstOrThrow();
+  return { openJobs: Number(jobs.count), queuedItems: Number(items.count) };
+}
+
+/**
+ * Fails an item that was started {@link MAX_ITEM_STARTS} times already, instead of starting it
+ * again: counted in the token's usage as a failed removal, and its job settled if it was the last.
+ */
+async function giveUp(trx: Transaction<Database>, jobId: string, index: number, starts: number, userTokenId: string, at: string): Promise<JobItemClaim> {
+  const detail = `The image was started ${starts} times and the server working on it stopped each time before it finished (a crash or an out-of-memory kill); it is not tried again.`;
+  await trx
+    .updateTable('job_items')
+    .set({ state: 'failed', problem_code: 'too_many_starts', problem_detail: detail, finished_at: at })
+    .where('job_id', '=', jobId)
+    .where('item_index', '=', index)
+    .where('attempts', '=', starts)
+    .execute();
+  await upsertUsage(trx, userTokenId, at.slice(0, 10), ERRORS.too_many_starts.status < 500 ? 'refused' : 'failed', 0);
+  await settleJob(trx, jobId, at);
+  return { kind: 'gave_up', jobId, index, starts };
+}
+
 /**
  * The {@link JobStore} over any Kysely dialect, part of `createKyselyStore`. Every change of
  * an item's state is a conditional update on the state it expects, so two runners (or a
@@ -68,8 +106,16 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
     (await db.selectFrom('jobs').selectAll().where(seen).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute()).map(toJob);
 
   return {
-    async createJob(job, items) {
-      await db.transaction().execute(async (trx) => {
+    async createJob(job, items, caps) {
+      return db.transaction().execute(async (trx) => {
+        if (caps) {
+          // A write first, to the token's own row, so that the caps are read under a lock:
+          // PostgreSQL holds the row until this transaction ends, SQLite its write lock. Two
+          // submissions of one token are made one after the other, never both past a cap.
+          await trx.updateTable('user_tokens').set((eb) => ({ id: eb.ref('id') })).where('id', '=', job.userTokenId).execute();
+          const load = await openJobLoadOf(trx, job.userTokenId);
+          if (load.openJobs >= caps.maxOpenJobs || load.queuedItems + items.length > caps.maxQueuedItems) return { made: false as const, ...load };
+        }
         const owner = await trx.selectFrom('user_tokens').select('account_id').where('id', '=', job.userTokenId).executeTakeFirstOrThrow();
         await trx
           .insertInto('jobs')
@@ -99,6 +145,7 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
           }));
           await trx.insertInto('job_items').values(rows).execute();
         }
+        return { made: true as const };
       });
     },
 
@@ -138,23 +185,7 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
       return row && toItem(row);
     },
 
-    async openJobLoad(userTokenId) {
-      const jobs = await db
-        .selectFrom('jobs')
-        .select((eb) => eb.fn.countAll<number | string>().as('count'))
-        .where('user_token_id', '=', userTokenId)
-        .where('status', 'in', OPEN)
-        .executeTakeFirstOrThrow();
-      const items = await db
-        .selectFrom('job_items as i')
-        .innerJoin('jobs as j', 'j.id', 'i.job_id')
-        .select((eb) => eb.fn.countAll<number | string>().as('count'))
-        .where('j.user_token_id', '=', userTokenId)
-        .where('j.status', 'in', OPEN)
-        .where('i.state', '=', 'queued')
-        .executeTakeFirstOrThrow();
-      return { openJobs: Number(jobs.count), queuedItems: Number(items.count) };
-    },
+    openJobLoad: (userTokenId) => openJobLoadOf(db, userTokenId),
 
     async cancelJob(jobId, at) {
       return db.transaction().execute(async (trx) => {
@@ -171,8 +202,8 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
       return rows.map((row) => ({ id: row.id, userTokenId: row.user_token_id }));
     },
 
-    async claimJobItem(jobId) {
-      return db.transaction().execute(async (trx): Promise<ClaimedJobItem | undefined> => {
+    async claimJobItem(jobId, at) {
+      return db.transaction().execute(async (trx): Promise<JobItemClaim | undefined> => {
         const job = await trx.selectFrom('jobs').select(['user_token_id', 'options']).where('id', '=', jobId).where('status', 'in', OPEN).executeTakeFirst();
         if (!job) return undefined;
         const item = await trx
@@ -184,37 +215,42 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
           .limit(1)
           .executeTakeFirst();
         if (!item) return undefined;
+        const index = Number(item.item_index);
+        if (Number(item.attempts) >= MAX_ITEM_STARTS) return giveUp(trx, jobId, index, Number(item.attempts), job.user_token_id, at);
         const attempt = Number(item.attempts) + 1;
         const taken = await trx
           .updateTable('job_items')
-          .set({ state: 'running', attempts: attempt })
+          .set({ state: 'running', attempts: attempt, heartbeat_at: at })
           .where('job_id', '=', jobId)
-          .where('item_index', '=', item.item_index)
+          .where('item_index', '=', index)
           .where('state', '=', 'queued')
           .executeTakeFirst();
         if (Number(taken.numUpdatedRows) === 0) return undefined;
         await trx.updateTable('jobs').set({ status: 'running' }).where('id', '=', jobId).where('status', '=', 'queued').execute();
-        return { jobId, index: Number(item.item_index), imageUrl: item.image_url, inputPath: item.input_path, userTokenId: job.user_token_id, options: JSON.parse(job.options) as Record<string, unknown>, attempt };
+        return { kind: 'claimed', item: { jobId, index, imageUrl: item.image_url, inputPath: item.input_path, userTokenId: job.user_token_id, options: JSON.parse(job.options) as Record<string, unknown>, attempt } };
       });
     },
 
-    async claimJobItemAt(jobId, index) {
-      return db.transaction().execute(async (trx): Promise<ClaimedJobItem | undefined> => {
+    async claimJobItemAt(jobId, index, at, staleBefore) {
+      return db.transaction().execute(async (trx): Promise<JobItemClaim | undefined> => {
         const job = await trx.selectFrom('jobs').select(['user_token_id', 'options']).where('id', '=', jobId).where('status', 'in', OPEN).executeTakeFirst();
         if (!job) return undefined;
         const item = await trx
           .selectFrom('job_items')
-          .select(['image_url', 'input_path', 'attempts'])
+          .select(['image_url', 'input_path', 'attempts', 'state', 'heartbeat_at'])
           .where('job_id', '=', jobId)
           .where('item_index', '=', index)
           .where('state', 'in', OPEN)
           .executeTakeFirst();
         if (!item) return undefined;
+        // Its holder still works on it (BullMQ lost or re-added its entry, the replica did not die).
+        if (item.state === 'running' && item.heartbeat_at !== null && item.heartbeat_at >= staleBefore) return { kind: 'held', heartbeatAt: item.heartbeat_at };
+        if (Number(item.attempts) >= MAX_ITEM_STARTS) return giveUp(trx, jobId, index, Number(item.attempts), job.user_token_id, at);
         const attempt = Number(item.attempts) + 1;
         // Conditional on the attempt read: of two replicas claiming at once, one wins.
         const taken = await trx
           .updateTable('job_items')
-          .set({ state: 'running', attempts: attempt })
+          .set({ state: 'running', attempts: attempt, heartbeat_at: at })
           .where('job_id', '=', jobId)
           .where('item_index', '=', index)
           .where('state', 'in', OPEN)
@@ -222,8 +258,34 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
           .executeTakeFirst();
         if (Number(taken.numUpdatedRows) === 0) return undefined;
         await trx.updateTable('jobs').set({ status: 'running' }).where('id', '=', jobId).where('status', '=', 'queued').execute();
-        return { jobId, index, imageUrl: item.image_url, inputPath: item.input_path, userTokenId: job.user_token_id, options: JSON.parse(job.options) as Record<string, unknown>, attempt };
+        return { kind: 'claimed', item: { jobId, index, imageUrl: item.image_url, inputPath: item.input_path, userTokenId: job.user_token_id, options: JSON.parse(job.options) as Record<string, unknown>, attempt } };
       });
+    },
+
+    async touchJobItem(claim, at) {
+      const touched = await db
+        .updateTable('job_items')
+        .set({ heartbeat_at: at })
+        .where('job_id', '=', claim.jobId)
+        .where('item_index', '=', claim.index)
+        .where('state', '=', 'running')
+        .where('attempts', '=', claim.attempt)
+        .executeTakeFirst();
+      return Number(touched.numUpdatedRows) > 0;
+    },
+
+    async listStaleJobItems(staleBefore) {
+      const rows = await db
+        .selectFrom('job_items as i')
+        .innerJoin('jobs as j', 'j.id', 'i.job_id')
+        .select(['i.job_id', 'j.user_token_id', 'i.item_index'])
+        .where('j.status', 'in', OPEN)
+        .where('i.state', '=', 'running')
+        .where((eb) => eb.or([eb('i.heartbeat_at', 'is', null), eb('i.heartbeat_at', '<', staleBefore)]))
+        .orderBy('j.created_at')
+        .orderBy('i.item_index')
+        .execute();
+      return rows.map((row) => ({ jobId: row.job_id, userTokenId: row.user_token_id, index: Number(row.item_index) }));
     },
 
     async countQueuedJobItems() {
@@ -273,9 +335,11 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
     },
 
     async returnJobItem(claim) {
+      // The start is taken back: the number a later claim gets is this one again, which is
+      // safe, since this claim's holder is done with it.
       await db
         .updateTable('job_items')
-        .set({ state: 'queued' })
+        .set({ state: 'queued', attempts: claim.attempt - 1, heartbeat_at: null })
         .where('job_id', '=', claim.jobId)
         .where('item_index', '=', claim.index)
         .where('state', '=', 'running')
@@ -284,7 +348,7 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
     },
 
     async requeueRunningJobItems() {
-      const result = await db.updateTable('job_items').set({ state: 'queued' }).where('state', '=', 'running').executeTakeFirst();
+      const result = await db.updateTable('job_items').set({ state: 'queued', heartbeat_at: null }).where('state', '=', 'running').executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
 

@@ -72,6 +72,34 @@ export interface ClaimedJobItem {
   attempt: number;
 }
 
+/**
+ * The recovery rule, one for every runner: an item is started at most this many times. A start
+ * that ended because its server died (a crash, an out-of-memory kill, a replica gone) counts;
+ * a hand-back (SIGTERM, a busy model) does not. The claim that would start it once more fails
+ * it instead, with `too_many_starts`, and its job goes on.
+ */
+export const MAX_ITEM_STARTS = 5;
+
+/**
+ * What a claim found: an item to work on, one it failed for having been started too often, or
+ * (the fleet's claim of a given item) one whose holder still heartbeats, last at `heartbeatAt`.
+ */
+export type JobItemClaim =
+  | { kind: 'claimed'; item: ClaimedJobItem }
+  | { kind: 'gave_up'; jobId: string; index: number; starts: number }
+  | { kind: 'held'; heartbeatAt: string };
+
+/** The caps a new job is checked against, in the transaction that makes it. */
+export interface JobCaps {
+  /** Unfinished jobs a token may have (CUTOUT_JOB_MAX_OPEN). */
+  maxOpenJobs: number;
+  /** Images a token may have waiting in its unfinished jobs (CUTOUT_JOB_MAX_QUEUED_ITEMS). */
+  maxQueuedItems: number;
+}
+
+/** A new job made, or the token's load that refused it. */
+export type JobCreation = { made: true } | { made: false; openJobs: number; queuedItems: number };
+
 /** How a claimed item ended. */
 export type JobItemOutcome =
   | { state: 'succeeded'; resultPath: string; contentType: string; megapixels: number }
@@ -83,8 +111,12 @@ export type JobItemOutcome =
  * account (or, for a token without one, to the token itself).
  */
 export interface JobStore {
-  /** Inserts a job and its items in one transaction. */
-  createJob(job: NewJob, items: readonly NewJobItem[]): Promise<void>;
+  /**
+   * Inserts a job and its items in one transaction, with the token's caps checked inside it:
+   * of two submissions at once, the second sees the first's job and images. Nothing is
+   * written when the job would pass a cap. Without caps (a test's own jobs) none is checked.
+   */
+  createJob(job: NewJob, items: readonly NewJobItem[], caps?: JobCaps): Promise<JobCreation>;
   /** The job a token made with an idempotency key, if any. */
   findJobByIdempotencyKey(userTokenId: string, key: string): Promise<JobRecord | undefined>;
   /** Frees an old job's idempotency key for a new job. */
@@ -113,15 +145,24 @@ export interface JobStore {
   cancelJob(jobId: string, at: string): Promise<boolean>;
   /** Unfinished jobs, oldest first, with the token that made each: the runner's turns. */
   listOpenJobs(): Promise<{ id: string; userTokenId: string }[]>;
-  /** Takes the job's first queued item for the runner, if another did not take it first. */
-  claimJobItem(jobId: string): Promise<ClaimedJobItem | undefined>;
+  /**
+   * Takes the job's first queued item for the runner, if another did not take it first; an
+   * item started {@link MAX_ITEM_STARTS} times already is failed instead (`gave_up`).
+   */
+  claimJobItem(jobId: string, at: string): Promise<JobItemClaim | undefined>;
   /**
    * Takes one given item for a runner of the fleet (BullMQ handed it over): from `queued`, or
    * from `running` when another replica's claim on it was lost (that replica died or stopped
-   * renewing its lock), counting a new attempt either way so that only this claim can end it.
-   * Undefined when the item is finished or cancelled, or its job is gone.
+   * renewing its lock, and its heartbeat is older than `staleBefore`), counting a new start
+   * either way so that only this claim can end it. Undefined when the item is finished or
+   * cancelled or its job is gone; `held` when its holder still heartbeats; `gave_up` as
+   * `claimJobItem`.
    */
-  claimJobItemAt(jobId: string, index: number): Promise<ClaimedJobItem | undefined>;
+  claimJobItemAt(jobId: string, index: number, at: string, staleBefore: string): Promise<JobItemClaim | undefined>;
+  /** The claim's holder still works on the item; false when the claim is no longer the item's. */
+  touchJobItem(claim: ClaimedJobItem, at: string): Promise<boolean>;
+  /** Running items of unfinished jobs whose holder has not heartbeaten since `staleBefore`. */
+  listStaleJobItems(staleBefore: string): Promise<{ jobId: string; userTokenId: string; index: number }[]>;
   /** Queued items of unfinished jobs, over all jobs: the `cutout_job_items_queued` gauge. */
   countQueuedJobItems(): Promise<number>;
   /** The indexes of a job's queued items, in order, from `afterIndex` on, at most `limit`. */
@@ -133,9 +174,12 @@ export interface JobStore {
    * again after a restart).
    */
   finishJobItem(claim: ClaimedJobItem, outcome: JobItemOutcome, at: string): Promise<boolean>;
-  /** Puts a claimed item back in the queue (the server was busy or stopping). */
+  /** Hands a claimed item back to the queue (the server was busy or stopping): this start does not count. */
   returnJobItem(claim: ClaimedJobItem): Promise<void>;
-  /** At start: every `running` item, whose runner is gone, back to `queued`; returns how many. */
+  /**
+   * At start on one node: every `running` item, whose runner is gone, back to `queued`, its
+   * start counted (that server died with it); returns how many.
+   */
   requeueRunningJobItems(): Promise<number>;
   /** Jobs that finished before `before`. */
   listJobsFinishedBefore(before: string): Promise<string[]>;

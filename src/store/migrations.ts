@@ -168,6 +168,14 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // One recovery rule for every runner: the holder of a running item says so now and then
+  // (`heartbeat_at`), so that the fleet's reconciliation can tell an item whose replica died
+  // from one still being worked on, whatever BullMQ remembers. Additive: older code ignores it.
+  '0006-job-item-recovery': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('job_items').addColumn('heartbeat_at', 'text').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {
