@@ -14,11 +14,19 @@
  * copied round-robin under `data/bench-jobs/`. Only 127.0.0.1 is contacted. Take the figures
  * on a quiet machine: the script prints the load average at each phase.
  *
+ * `--zip64` runs, instead of the two, the results zip's target: a job of `--zip64-photos`
+ * grainy 16 MP photos (`--zip64-size`), PNG results over an opaque background of random
+ * pixels, which keeps each PNG at its raw size (3 bytes a pixel), so that they total over
+ * 4.2 GiB; its zip is downloaded and every entry read by Python's zipfile
+ * and `unzip -t` (see scripts/bench/zip64-job.ts). Writes its figures to
+ * bench/results/jobs-zip64.json. CPU-heavy: tens of minutes on 2 cores.
+ *
  *   npm run bench:jobs -- [--photos 1000] [--concurrency 2,4] [--clients 2] [--seconds 90] [--job-photos 2000] [--skip capacity|interactive]
+ *   npm run bench:jobs -- --zip64 [--zip64-photos 96] [--zip64-size 4896x3264]
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +37,7 @@ import { httpRequest } from './bench/http-load.js';
 import { describeMachine } from './bench/machine.js';
 import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
 import { percentile } from './bench/stats.js';
+import { runZip64Job, ZIP64_SERVER_ENV } from './bench/zip64-job.js';
 import { multipartBody } from './lib/multipart-body.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -40,6 +49,9 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '90' },
     'job-photos': { type: 'string', default: '2000' },
     skip: { type: 'string', multiple: true, default: [] },
+    zip64: { type: 'boolean', default: false },
+    'zip64-photos': { type: 'string', default: '96' },
+    'zip64-size': { type: 'string', default: '4896x3264' },
   },
 });
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -97,10 +109,31 @@ if (warning) console.warn(warning);
 await assembleModel(join(ROOT, 'data'));
 const machine = describeMachine();
 const work = await mkdtemp(join(tmpdir(), 'cutout-bench-jobs-'));
-const server = await startCutoutServer({ root: ROOT, buildDir, dataDir: join(work, 'data'), modelsDir: join(ROOT, 'data/models'), threads: Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParallelism() });
+const server = await startCutoutServer({
+  root: ROOT,
+  buildDir,
+  dataDir: join(work, 'data'),
+  modelsDir: join(ROOT, 'data/models'),
+  threads: Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParallelism(),
+  env: values.zip64 ? ZIP64_SERVER_ENV : {},
+});
 try {
   console.log(`# Jobs benchmark: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; load average at start ${machine.loadAverage.join(' ')}; precision ${server.precision}`);
-  if (!values.skip.includes('capacity')) {
+  if (values.zip64) {
+    const [width, height] = values['zip64-size'].split('x').map(Number);
+    const started = new Date();
+    const result = await runZip64Job(ROOT, server, work, { count: Number(values['zip64-photos']), width, height }, (line) => console.log(`${line} (load ${load()})`));
+    const GiB = (bytes: number) => (bytes / 2 ** 30).toFixed(2);
+    console.log(
+      `results ${GiB(result.resultBytes)} GiB in ${result.succeeded} PNGs (${result.failed} failed), zip ${GiB(result.zipBytes)} GiB${result.zip64 ? ' (ZIP64)' : ''}; Python's zipfile: ${result.python.entries} entries, ${result.python.corrupt === null ? 'every CRC right' : `bad entry ${result.python.corrupt}`}; unzip -t: exit ${result.unzip.exitCode}, ${result.unzip.summary}`,
+    );
+    console.log(`verdict: ${result.verdict} (target: results over 4.2 GiB, one zip, every entry readable by Python's zipfile and unzip -t)`);
+    const out = join(ROOT, 'bench/results/jobs-zip64.json');
+    const command = `npm run bench:jobs -- ${process.argv.slice(2).join(' ')}`;
+    await writeFile(out, `${JSON.stringify({ command, started: started.toISOString(), machine, loadAverageAtEnd: loadavg().map((l) => Math.round(l * 100) / 100), precision: server.precision, ...result }, null, 2)}\n`);
+    console.log(`written to ${out}`);
+  }
+  if (!values.zip64 && !values.skip.includes('capacity')) {
     const photos = Number(values.photos);
     const folder = await photoFolder(photos);
     // Warm the model first, so that the first run does not pay for it.
@@ -117,7 +150,7 @@ try {
     console.log(`cutout remove --job: ${job.toFixed(1)} s (${(photos / job).toFixed(2)} photos/s; ${written} results written; load ${load()})`);
     console.log(`capacity: the job took ${(job / best).toFixed(2)}× the best synchronous run (target at most 1.1×)`);
   }
-  if (!values.skip.includes('interactive')) {
+  if (!values.zip64 && !values.skip.includes('interactive')) {
     const clients = Number(values.clients);
     const seconds = Number(values.seconds);
     const jobPhotos = Number(values['job-photos']);
