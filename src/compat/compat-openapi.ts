@@ -1,5 +1,6 @@
 import { API_TAG } from '../http/openapi-document.js';
 import { REQUEST_ID_HEADER } from '../http/openapi-schemas.js';
+import { answerHeaderSchemas } from '../http/removal-reply.js';
 import { OPTIONS, optionsOf, wireUse } from '../options/option-table.js';
 import { REMOVEBG_ERRORS } from './removebg-errors.js';
 
@@ -60,13 +61,9 @@ const REMOVEBG_ERROR = {
   },
 };
 const PHOTOROOM_ERROR = { type: 'object', properties: { detail: { type: 'string' }, status_code: { type: 'integer' }, type: { type: 'string', enum: Object.keys(REMOVEBG_ERRORS) } } };
+/** The answer's headers (as every removal's, `removal-reply.ts`), and remove.bg's own. */
 const HEADERS = {
-  'x-width': { type: 'integer', description: "The result's width." },
-  'x-height': { type: 'integer', description: "The result's height." },
-  'x-foreground-top': { type: 'integer', description: "The subject's box in the input's pixels (absent when none was found)." },
-  'x-foreground-left': { type: 'integer' },
-  'x-foreground-width': { type: 'integer' },
-  'x-foreground-height': { type: 'integer' },
+  ...answerHeaderSchemas(),
   'x-credits-charged': { type: 'integer', description: 'Always 1: Cutout charges no credits, and each removal counts once in the token\'s Usage.' },
   'x-ratelimit-limit': { type: 'integer', description: 'Removals this Token ID may make per minute.' },
   'x-ratelimit-remaining': { type: 'integer' },

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { ERRORS } from '../errors.js';
+import { answerHeaderSchemas } from './removal-reply.js';
 
 /**
  * Schemas that only describe (OpenAPI) what several routes share: the problem body of every
@@ -51,23 +52,9 @@ export function problemResponses(statuses: readonly number[]): Record<number, un
   );
 }
 
-/** The headers of every 200 background answer. */
+/** The headers of every 200 background answer on the native API: the answer's own (`removal-reply.ts`), the request id and the rate limit's. */
 export const ANSWER_HEADERS = {
-  'x-width': { type: 'integer', description: "The result's width in pixels (after crop and max_width/max_height)." },
-  'x-height': { type: 'integer', description: "The result's height in pixels." },
-  'x-model': { type: 'string', description: 'The model that cut: the request\'s `model`, or the server\'s default (the first of its CUTOUT_MODELS).' },
-  'x-foreground-top': { type: 'integer', description: "Top of the subject's box in the input's (EXIF-oriented) pixels; the four x-foreground-* headers are absent when the model found no subject." },
-  'x-foreground-left': { type: 'integer', description: "Left of the subject's box in the input's pixels." },
-  'x-foreground-width': { type: 'integer', description: "Width of the subject's box in the input's pixels." },
-  'x-foreground-height': { type: 'integer', description: "Height of the subject's box in the input's pixels." },
-  'x-uncertainty': {
-    type: 'number',
-    minimum: 0,
-    maximum: 1,
-    description:
-      "How doubtful the cut is, 0 to 1, from the looks that answered (X-Looks). After two looks (quality=best, or auto when the first was doubtful): how much the model's views disagree, summed over the picture and divided by the subject's area; after one: the model's own hesitation (1 − |2p − 1| per pixel) over the subject's area. Send the highest to a person (docs/api.md, \"Quality: one look or two\").",
-  },
-  'x-looks': { type: 'integer', minimum: 1, maximum: 2, description: 'How many times the model looked: 1 (quality=fast, or auto sure of its first look) or 2 (best, or auto after a doubtful first look).' },
+  ...answerHeaderSchemas(),
   ...REQUEST_ID_HEADER,
   ...RATE_LIMIT_HEADERS,
-} as const;
+};

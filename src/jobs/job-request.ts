@@ -1,15 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import Type, { type Static } from 'typebox';
-import { OPTION_FIELDS } from '../api/option-schemas.js';
+import { OPTION_FIELDS, takeOptions } from '../api/option-schemas.js';
 import { CutoutError } from '../errors.js';
-import { optionsOf } from '../options/option-table.js';
-import { isSet, readOptions } from '../options/read-options.js';
 
 /** Images one job may list. */
 export const MAX_JOB_ITEMS = 10_000;
-
-const NATIVE_OPTIONS = optionsOf('native');
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -46,23 +42,14 @@ export async function readJobJson(request: FastifyRequest): Promise<void> {
 }
 
 /**
- * Checks a job's output options with the option table, exactly as the removal endpoints do
- * (a bad value is the same 400), and takes them out of the body so that its schema checks
- * only the rest. Returns the options as sent: the job keeps the client's words, which the
- * runner reads again with the same reader, rather than an internal form that a later change
- * of the table could make stale.
+ * A job's output options as sent, once checked by the one option taker (`takeOptions`, as the
+ * removal endpoints check them) and taken out of the body. The job keeps the client's words,
+ * which the runner reads again with the same reader, rather than an internal form that a later
+ * change of the table could make stale.
  *
  * @example const options = takeJobOptions(body) // { format: 'webp', crop: true }
  */
-export function takeJobOptions(body: Record<string, unknown>): Record<string, unknown> {
-  readOptions(body, 'native');
-  const sent: Record<string, unknown> = {};
-  for (const name of NATIVE_OPTIONS) {
-    if (isSet(body[name])) sent[name] = body[name];
-    delete body[name];
-  }
-  return sent;
-}
+export const takeJobOptions = (body: Record<string, unknown>): Record<string, unknown> => ({ ...takeOptions(body).sent });
 
 /** JSON with every object's keys sorted: the same request gives the same text, whatever its key order. */
 function canonicalJson(value: unknown): string {

@@ -63,6 +63,8 @@ export async function runJobItem(parts: ItemRunParts, claim: ClaimedJobItem, sig
   const { config, store, removals, log } = parts;
   const now = parts.now ?? (() => new Date());
   const deadlineMs = config.requestTimeoutMs;
+  // Due as long after its start as a request after its arrival: the removal waits for memory only while it could still finish by then.
+  const due = performance.now() + deadlineMs;
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new CutoutError('deadline_exceeded', `The image did not finish within ${deadlineMs} ms.`)), deadlineMs);
   const both = AbortSignal.any([signal, deadline.signal]);
@@ -70,7 +72,7 @@ export async function runJobItem(parts: ItemRunParts, claim: ClaimedJobItem, sig
     const options = readOptions(claim.options, 'native');
     const photo = claim.inputPath ? await readFile(join(config.dataDir, claim.inputPath)) : await removals.fetch(claim.imageUrl ?? '', 'image_url', both);
     if (photo.length === 0) throw new CutoutError('invalid_request', 'The image is empty (0 bytes).');
-    const result = await removals.remove(photo, both, { options });
+    const result = await removals.remove(photo, both, { options, deadline: due });
     const path = resultPath(claim.jobId, claim.index, result.format);
     // A redo (after a restart, or on another replica) writes the same path: it replaces the result, never adds one.
     await writeAtomically(join(config.dataDir, path), result.bytes);

@@ -37,6 +37,7 @@ export interface Patience {
 export class MemoryBudget {
   readonly total: number;
   readonly #maxWaiting: number;
+  readonly #retryAfterSeconds: () => number;
   readonly #waiting: Waiter[] = [];
   #reserved = 0;
   /**
@@ -46,10 +47,28 @@ export class MemoryBudget {
    */
   readonly #idle = new IdleCollector();
 
-  /** `maxWaiting`: requests that may wait for memory at once; one more is refused with 503 queue_full. */
-  constructor(total: number, options: { maxWaiting: number }) {
+  /**
+   * `maxWaiting`: requests that may wait for memory at once; one more is refused with 503
+   * queue_full, whose Retry-After is `retryAfterSeconds()` (the inference queue's, so that a
+   * full queue says the same whichever wait is full).
+   */
+  constructor(total: number, options: { maxWaiting: number; retryAfterSeconds: () => number }) {
     this.total = total;
     this.#maxWaiting = options.maxWaiting;
+    this.#retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  /**
+   * The one rule of a full wait for memory: throws 503 `queue_full` when as many removals as
+   * may wait already do. `reserve` asks it of a removal that does not fit; the service asks
+   * it of a request on arrival while others wait, since it would wait too.
+   */
+  assertRoomToWait(): void {
+    if (this.#waiting.length >= this.#maxWaiting) {
+      throw new CutoutError('queue_full', `${this.#waiting.length} images are already waiting for memory; retry in a few seconds.`, {
+        headers: { 'retry-after': String(this.#retryAfterSeconds()) },
+      });
+    }
   }
 
   /** Bytes reserved by removals in flight now. */
@@ -79,9 +98,7 @@ export class MemoryBudget {
       );
     }
     if (this.#reserved + bytes <= this.total) return this.#hold(bytes);
-    if (this.#waiting.length >= this.#maxWaiting) {
-      throw new CutoutError('queue_full', `${this.#waiting.length} images are already waiting for memory; retry in a few seconds.`, { headers: { 'retry-after': '5' } });
-    }
+    this.assertRoomToWait();
     const arrived = performance.now();
     const outOfTime = ({ retryAfterSeconds }: Patience) =>
       new CutoutError('queue_full', `The memory this image needs was not free in time for it to finish within its deadline (waited ${((performance.now() - arrived) / 1000).toFixed(1)} s); retry later.`, {

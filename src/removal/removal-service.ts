@@ -29,6 +29,17 @@ export interface RemovalRequest {
    * named `bg_image_url`).
    */
   backgroundImage?: Uint8Array | Promise<Uint8Array>;
+  /**
+   * When the answer is due, a `performance.now()` time (a request's: CUTOUT_REQUEST_TIMEOUT_MS
+   * after its arrival, `replyTerms`; a job item's: as long from its start). The removal waits
+   * for memory only while it could still finish by then; absent, as long as its signal lets it.
+   */
+  deadline?: number;
+  /**
+   * Keeps the removal's memory until its answer is sent: called, once the removal has its
+   * result, with what releases it. Absent: released when `remove` returns.
+   */
+  holdUntilSent?: (release: () => void) => void;
 }
 
 /**
@@ -45,7 +56,7 @@ export type RemovalResult = RemovedBackground & { model: string; timings: { memo
  *
  * @example
  * app.addHook('onRequest', async () => app.removals.assertCapacity())
- * const { bytes } = await app.removals.remove(image, app.removals.signalFor(reply), { refine: true })
+ * const { bytes } = await app.removals.remove(image, app.removals.signalFor(reply), { options, ...app.removals.replyTerms(reply) })
  */
 export class RemovalService {
   readonly #config: Config;
@@ -54,11 +65,6 @@ export class RemovalService {
   readonly #finisher: Finisher;
   readonly #heic: HeicThread;
   readonly #budget: MemoryBudget;
-  /**
-   * For each request's signal (`signalFor`): its deadline as a `performance.now()` time, and
-   * how to run something once its reply is over.
-   */
-  readonly #replies = new WeakMap<AbortSignal, { deadline: number; onEnd: (done: () => void) => void }>();
   /** How long removals take once they hold their memory: how long a request may wait for it. */
   readonly #workTimes = new WorkTimes();
 
@@ -72,7 +78,7 @@ export class RemovalService {
     this.#queue = parts.queue;
     this.#finisher = parts.finisher;
     this.#heic = parts.heic ?? new HeicThread();
-    this.#budget = parts.budget ?? new MemoryBudget(parts.config.memoryBudget, { maxWaiting: parts.config.queueMax });
+    this.#budget = parts.budget ?? new MemoryBudget(parts.config.memoryBudget, { maxWaiting: parts.config.queueMax, retryAfterSeconds: () => parts.queue.retryAfterSeconds() });
   }
 
   /** The memory budget's state: bytes reserved by removals in flight, removals waiting for memory, the budget. */
@@ -87,10 +93,8 @@ export class RemovalService {
   assertCapacity(): void {
     void this.#model.segmenter; // throws not_ready while the model loads
     if (this.#queue.full) throw this.#queue.fullError();
-    const waiting = this.#budget.waiting;
-    if (waiting > 0 && waiting >= this.#config.queueMax) {
-      throw new CutoutError('queue_full', `${waiting} images are already waiting for memory; retry in a few seconds.`, { headers: { 'retry-after': String(this.#queue.retryAfterSeconds()) } });
-    }
+    // One arriving while others wait for memory would wait too: the budget's one rule.
+    if (this.#budget.waiting > 0) this.#budget.assertRoomToWait();
   }
 
   /**
@@ -101,18 +105,34 @@ export class RemovalService {
   signalFor(reply: FastifyReply): AbortSignal {
     const deadlineMs = this.#config.requestTimeoutMs;
     const controller = new AbortController();
-    const remainingMs = deadlineMs - reply.elapsedTime;
-    const deadline = setTimeout(() => controller.abort(new CutoutError('deadline_exceeded', `The request did not finish within ${deadlineMs} ms; the server is busy, retry later.`)), remainingMs);
-    const atEnd: (() => void)[] = [];
-    let ended = false;
-    this.#replies.set(controller.signal, { deadline: performance.now() + remainingMs, onEnd: (done) => (ended ? done() : atEnd.push(done)) });
+    const deadline = setTimeout(
+      () => controller.abort(new CutoutError('deadline_exceeded', `The request did not finish within ${deadlineMs} ms; the server is busy, retry later.`)),
+      this.#deadlineOf(reply) - performance.now(),
+    );
     reply.raw.once('close', () => {
       clearTimeout(deadline);
       if (!reply.raw.writableFinished) controller.abort(new CutoutError('invalid_request', 'The client closed the connection.'));
-      ended = true;
-      for (const done of atEnd) done();
     });
     return controller.signal;
+  }
+
+  /**
+   * What a removal answered by `reply` is held to: the request's deadline (the same as
+   * `signalFor`'s), and its memory kept until the reply is over (sent, or its client gone).
+   */
+  replyTerms(reply: FastifyReply): Pick<RemovalRequest, 'deadline' | 'holdUntilSent'> {
+    return {
+      deadline: this.#deadlineOf(reply),
+      holdUntilSent: (release) => {
+        if (reply.raw.destroyed || reply.raw.writableFinished) release();
+        else reply.raw.once('close', release);
+      },
+    };
+  }
+
+  /** A request's deadline as a `performance.now()` time: CUTOUT_REQUEST_TIMEOUT_MS after its arrival. */
+  #deadlineOf(reply: FastifyReply): number {
+    return performance.now() - reply.elapsedTime + this.#config.requestTimeoutMs;
   }
 
   /**
@@ -149,10 +169,10 @@ export class RemovalService {
    * name none; `unknown_model` for one not loaded). First what needs no pixels: the model's
    * name, a background URL's literal checks, the photo's header (format, pixel limit). Then
    * the request reserves the memory its header and options need (`memory-estimate.ts`),
-   * waiting while other removals hold the budget, and keeps it until its reply is over (its
-   * signal's, from `signalFor`; else until this returns). A request with a deadline (its
-   * signal's from `signalFor`) waits only while it could still finish in time by the recent
-   * removals' pace (`work-times.ts`); past that, 503 `queue_full` with Retry-After. The model
+   * waiting while other removals hold the budget, and keeps it until its answer is sent
+   * (`request.holdUntilSent`; else until this returns). A request with a `deadline` waits
+   * only while it could still finish by it at the recent removals' pace (`work-times.ts`);
+   * past that, 503 `queue_full` with Retry-After. The model
    * step waits in the inference queue, and the signal drops it from there. A background image
    * is fetched while the image waits and the model runs; if that fails, the removal stops at
    * once with its error. The model cannot be interrupted mid-run; once the signal has aborted,
@@ -190,8 +210,7 @@ export class RemovalService {
       modelSize: model.segmenter.size,
     });
     const pixels = size && size.width * size.height;
-    const reply = this.#replies.get(signal);
-    const patience = reply && this.#workTimes.patience(pixels, reply.deadline);
+    const patience = request.deadline === undefined ? undefined : this.#workTimes.patience(pixels, request.deadline);
     const holds = new Reservations();
     const waited = performance.now();
     holds.add(await this.#budget.reserve(estimate + (uploadedSize ? backgroundDecodeBytes(uploadedSize) : 0), signal, patience));
@@ -200,7 +219,7 @@ export class RemovalService {
     try {
       const result = await this.#removeWithin(photo, signal, { request, answer, bgImageUrl, refine, quality, model, pixels, holds, backgroundKnown: uploaded !== undefined, memory: admitted - waited });
       this.#workTimes.record(pixels, performance.now() - admitted);
-      if (reply) reply.onEnd(release);
+      if (request.holdUntilSent) request.holdUntilSent(release);
       else release();
       return result;
     } catch (error) {

@@ -11,7 +11,7 @@ const settled = async (promise: Promise<unknown>) => {
 
 describe('MemoryBudget', () => {
   it('reserves at once what fits, makes the rest wait, and lets it in when memory is released', async () => {
-    const budget = new MemoryBudget(100, { maxWaiting: 4 });
+    const budget = new MemoryBudget(100, { maxWaiting: 4, retryAfterSeconds: () => 7 });
     const a = await budget.reserve(60);
     const b = budget.reserve(60);
     expect(await settled(b)).toBe(false);
@@ -25,7 +25,7 @@ describe('MemoryBudget', () => {
   });
 
   it('lets a small request past a waiting large one when it fits now', async () => {
-    const budget = new MemoryBudget(100, { maxWaiting: 4 });
+    const budget = new MemoryBudget(100, { maxWaiting: 4, retryAfterSeconds: () => 7 });
     const a = await budget.reserve(50);
     const large = budget.reserve(80);
     const small = budget.reserve(30);
@@ -38,7 +38,7 @@ describe('MemoryBudget', () => {
   });
 
   it('refuses at once, 503 over_memory_budget with Retry-After, what could never fit', async () => {
-    const budget = new MemoryBudget(100, { maxWaiting: 4 });
+    const budget = new MemoryBudget(100, { maxWaiting: 4, retryAfterSeconds: () => 7 });
     const error = await budget.reserve(101).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CutoutError);
     expect((error as CutoutError).code).toBe('over_memory_budget');
@@ -48,12 +48,16 @@ describe('MemoryBudget', () => {
   });
 
   it('refuses queue_full when as many as allowed already wait, and drops a waiter whose signal aborts', async () => {
-    const budget = new MemoryBudget(100, { maxWaiting: 1 });
+    const budget = new MemoryBudget(100, { maxWaiting: 1, retryAfterSeconds: () => 7 });
     const a = await budget.reserve(100);
     const controller = new AbortController();
     const waiting = budget.reserve(10, controller.signal);
     waiting.catch(() => {});
-    expect(((await budget.reserve(10).catch((e: unknown) => e)) as CutoutError).code).toBe('queue_full');
+    const full = (await budget.reserve(10).catch((e: unknown) => e)) as CutoutError;
+    expect(full.code).toBe('queue_full');
+    // The one rule's Retry-After: the one the budget was given (the inference queue's).
+    expect(full.headers['retry-after']).toBe('7');
+    expect(() => budget.assertRoomToWait()).toThrow(full.message);
     controller.abort(new Error('gone'));
     await expect(waiting).rejects.toThrow('gone');
     expect(budget.waiting).toBe(0);
@@ -71,7 +75,7 @@ describe('MemoryBudget with patience', () => {
   };
 
   it('lets in what fits now however late it is, and refuses at once what does not fit once its time to wait has passed', async () => {
-    const budget = new MemoryBudget(100, { maxWaiting: 4 });
+    const budget = new MemoryBudget(100, { maxWaiting: 4, retryAfterSeconds: () => 7 });
     const late = { giveUpAt: performance.now() - 1, retryAfterSeconds: 7 };
     const a = await budget.reserve(60, undefined, late);
     expect(queueFull(await budget.reserve(60, undefined, late).catch((e: unknown) => e))).toBe(7);
@@ -82,7 +86,7 @@ describe('MemoryBudget with patience', () => {
   it('stops waiting at giveUpAt with queue_full and its Retry-After, leaving the queue; one let in earlier keeps its memory', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     try {
-      const budget = new MemoryBudget(100, { maxWaiting: 4 });
+      const budget = new MemoryBudget(100, { maxWaiting: 4, retryAfterSeconds: () => 7 });
       const a = await budget.reserve(100);
       const patient = budget.reserve(50, undefined, { giveUpAt: performance.now() + 5_000, retryAfterSeconds: 3 });
       const impatient = budget.reserve(50, undefined, { giveUpAt: performance.now() + 1_000, retryAfterSeconds: 2 });
@@ -108,7 +112,7 @@ describe('MemoryBudget with patience', () => {
 
 describe('Reservations', () => {
   it('releases every reservation at once, and one added after the release immediately', async () => {
-    const budget = new MemoryBudget(100, { maxWaiting: 4 });
+    const budget = new MemoryBudget(100, { maxWaiting: 4, retryAfterSeconds: () => 7 });
     const holds = new Reservations();
     holds.add(await budget.reserve(30));
     holds.add(await budget.reserve(20));
