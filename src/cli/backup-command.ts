@@ -90,8 +90,8 @@ async function removeEmptyFolders(root: string): Promise<void> {
 
 /**
  * A PostgreSQL deployment's backup: the data directory's part only. The database is pg_dump's
- * to copy; run it first, so that every result the dump names is already there to copy here
- * (the extra results of jobs that ended in between are harmless).
+ * to copy, into the same directory and first, so that every result the dump names is already
+ * there to copy here (the extra results of jobs that ended in between are never read).
  */
 async function backUpPostgres(config: Config & { databaseUrl: string }, dir: string, withResults: boolean): Promise<BackupManifest> {
   const status = await readMigrationStatus(config);
@@ -104,7 +104,12 @@ async function backUpPostgres(config: Config & { databaseUrl: string }, dir: str
     format: BACKUP_FORMAT,
     cutoutVersion: CUTOUT_VERSION,
     createdAt: new Date().toISOString(),
-    database: { engine: 'postgres', database: status.database, migrations: [...status.applied, ...status.unknown].map((migration) => migration.name).sort() },
+    database: {
+      engine: 'postgres',
+      database: status.database,
+      migrations: [...status.applied, ...status.unknown].map((migration) => migration.name).sort(),
+      dump: existsSync(join(dir, POSTGRES_DUMP_FILE)) ? POSTGRES_DUMP_FILE : null,
+    },
     webhookKey: await backUpWebhookKey(config, dir),
     jobFiles: files,
   };
@@ -128,7 +133,9 @@ export async function backupCommand(args: string[], config: Config, print: (line
   const dir = resolve(positionals[0]);
   if (resolve(config.dataDir) === dir) throw new UsageError('a backup goes outside the data directory');
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  if ((await readdir(dir)).length > 0) throw new UsageError(`${dir} is not empty: a backup goes into a new or empty directory`);
+  // With PostgreSQL, pg_dump's file may be there already: the dump comes first.
+  const present = (await readdir(dir)).filter((name) => !(config.databaseUrl && name === POSTGRES_DUMP_FILE));
+  if (present.length > 0) throw new UsageError(`${dir} is not empty: a backup goes into a new or empty directory${config.databaseUrl ? ` (or one holding only pg_dump's ${POSTGRES_DUMP_FILE})` : ''}`);
   const withResults = values['with-results'];
   const manifest = config.databaseUrl ? await backUpPostgres({ ...config, databaseUrl: config.databaseUrl }, dir, withResults) : await backUpSqlite(config, dir, withResults);
   await writeManifest(dir, manifest);
@@ -138,12 +145,14 @@ export async function backupCommand(args: string[], config: Config, print: (line
   if (database.engine === 'sqlite') print(`  the database, at migration ${database.migrations.at(-1) ?? '(none)'}: ${describeContents(database)}`);
   print(`  ${describeKey(manifest.webhookKey)}`);
   if (jobFiles.included) {
-    print(`  ${jobFiles.files} job files (${megabytes(jobFiles.bytes)})${jobFiles.missing.length ? `; ${jobFiles.missing.length} named by the database were gone before they could be copied (jobs being deleted at the end of their retention, or uploads whose item had just ended)` : ''}`);
+    print(`  ${jobFiles.files} job file${jobFiles.files === 1 ? '' : 's'} (${megabytes(jobFiles.bytes)})${jobFiles.missing.length ? `; ${jobFiles.missing.length} named by the database were gone before they could be copied (jobs being deleted at the end of their retention, or uploads whose item had just ended)` : ''}`);
   } else {
     print('  no job files (--with-results copies them)');
   }
-  if (database.engine === 'postgres') {
-    print(`The database (PostgreSQL ${database.database}, at migration ${database.migrations.at(-1) ?? '(none)'}) is not in it: dump it with pg_dump, before this command so that every result the dump names is here:`);
+  if (database.engine === 'postgres' && database.dump) {
+    print(`  beside pg_dump's ${POSTGRES_DUMP_FILE}, made before: the database (PostgreSQL ${database.database}, now at migration ${database.migrations.at(-1) ?? '(none)'})`);
+  } else if (database.engine === 'postgres') {
+    print(`The database (PostgreSQL ${database.database}, at migration ${database.migrations.at(-1) ?? '(none)'}) is not in it: pg_dump copies it. Dump it into the empty directory first, then run this command, so that every result the dump names is here:`);
     print(`  pg_dump --format=custom --file ${join(dir, POSTGRES_DUMP_FILE)} "$DATABASE_URL"`);
   }
 }

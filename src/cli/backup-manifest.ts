@@ -20,8 +20,8 @@ export interface BackupManifest {
   createdAt: string;
   database:
     | ({ engine: 'sqlite'; file: typeof DATABASE_FILE } & Omit<SqliteDatabaseFacts, 'jobFiles'>)
-    /** Not in the backup: dumped with pg_dump into {@link POSTGRES_DUMP_FILE}. */
-    | { engine: 'postgres'; database: string; migrations: string[] };
+    /** Dumped by pg_dump, not by Cutout: `dump` is {@link POSTGRES_DUMP_FILE} when it was in the directory before the backup. */
+    | { engine: 'postgres'; database: string; migrations: string[]; dump: typeof POSTGRES_DUMP_FILE | null };
   /**
    * `webhook.key`: the data directory's key, copied. `CUTOUT_WEBHOOK_KEY`: the key was given
    * in the environment and is not here. Null: no key had been made yet.

@@ -67,7 +67,7 @@ export async function restoreCommand(args: string[], config: Config, print: (lin
   const backupFiles = manifest.jobFiles.included ? await listJobFiles(dir) : [];
   if (manifest.jobFiles.included) {
     const present = await listJobFiles(config.dataDir);
-    if (present.length > 0 && !force) throw new UsageError(`${join(config.dataDir, 'jobs')} holds ${present.length} files; restoring replaces the folder: run again with --force`);
+    if (present.length > 0 && !force) throw new UsageError(`${join(config.dataDir, 'jobs')} holds ${present.length} file${present.length === 1 ? '' : 's'}; restoring replaces the folder: run again with --force`);
   }
 
   await mkdir(config.dataDir, { recursive: true });
@@ -90,10 +90,11 @@ export async function restoreCommand(args: string[], config: Config, print: (lin
   print(`Restored into ${config.dataDir} the backup ${dir} (taken ${manifest.createdAt} by Cutout ${manifest.cutoutVersion}):`);
   if (databaseLine) print(databaseLine);
   print(`  ${key ? 'webhook.key' : 'no webhook key'}`);
-  print(manifest.jobFiles.included ? `  ${backupFiles.length} job files` : '  no job files: the backup has none, and the jobs folder was left as it was');
+  print(manifest.jobFiles.included ? `  ${backupFiles.length} job file${backupFiles.length === 1 ? '' : 's'}` : '  no job files: the backup has none, and the jobs folder was left as it was');
   for (const note of keyNotes(manifest, config, key?.key)) print(note);
   if (manifest.database.engine === 'postgres') {
-    print(`The database is pg_restore's to put back, with every server stopped, before they start:`);
-    print(`  pg_restore --clean --if-exists --no-owner --dbname "$DATABASE_URL" ${join(dir, POSTGRES_DUMP_FILE)}`);
+    const dump = manifest.database.dump ? join(dir, manifest.database.dump) : 'DUMP_FILE';
+    print(`The database is pg_restore's to put back, with every server stopped, before they start${manifest.database.dump ? '' : ` (this backup holds no ${POSTGRES_DUMP_FILE}: DUMP_FILE is the pg_dump made just before it)`}:`);
+    print(`  pg_restore --clean --if-exists --no-owner --dbname "$DATABASE_URL" ${dump}`);
   }
 }

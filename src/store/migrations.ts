@@ -3,6 +3,20 @@ import { Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 /**
  * Cutout's schema, one migration per change, in order. Written with Kysely's schema
  * builder so that SQLite and PostgreSQL run the same definitions.
+ *
+ * The upgrade policy (docs/operations.md, "Upgrade and rollback"), which
+ * test/upgrade.test.ts checks against the previous release frozen in
+ * test/fixtures/previous-schema/:
+ * - Forward only: no `down`. A released migration is never edited, renamed or removed; a
+ *   change is a new entry whose name sorts after every other (databases record the names
+ *   they ran, and Kysely refuses a database that ran one it does not know).
+ * - Additive within a minor version: new tables, indexes, and columns that are nullable or
+ *   have a default. Nothing is dropped, renamed or retyped, no constraint on an existing
+ *   column tightened, no existing value rewritten into another meaning: the previous
+ *   release's queries give the same answers on the newer schema, so its replicas keep
+ *   serving during a rolling upgrade. A change that cannot be made so waits for a new minor
+ *   version, is named in CHANGELOG.md, and is made in two steps (one version stops using a
+ *   column, the next drops it), so that each schema still serves the version before it.
  */
 const migrations: Record<string, Migration> = {
   '0001-tokens': {
