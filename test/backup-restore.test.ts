@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -191,5 +191,69 @@ describe('cutout backup under load, then restore into a wiped data directory', (
       expect((await second.stop(60_000)).code, second.output()).toBe(0);
       await rm(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('cutout restore refuses what would lose data, before it writes anything', () => {
+  /** A data directory with one token and a webhook key, and its backup. */
+  async function backedUp(name: string): Promise<{ dataDir: string; backupDir: string; env: Record<string, string> }> {
+    const { dataDir } = await freshDataDir(`cutout-restore-${name}-`, 'before');
+    const env = { CUTOUT_DATA_DIR: dataDir };
+    const secret = await runCli(['webhook-secret', '--token', 'before'], { env });
+    expect(secret.code, secret.stderr).toBe(0);
+    const backupDir = join(work, name);
+    const backup = await runCli(['backup', backupDir], { env });
+    expect(backup.code, backup.stderr).toBe(0);
+    return { dataDir, backupDir, env };
+  }
+  const tokenNames = async (dataDir: string) => {
+    const store = await openSqliteStore(dataDir);
+    try {
+      return (await store.listUserTokens()).map((token) => token.name);
+    } finally {
+      await store.close();
+    }
+  };
+
+  it('over a database with --force: the backup\'s content replaces it', { timeout: 90_000 }, async () => {
+    const { dataDir, backupDir, env } = await backedUp('force');
+    await runCli(['tokens', 'create', '--name', 'after'], { env });
+    expect(await tokenNames(dataDir)).toEqual(['before', 'after']);
+    const forced = await runCli(['restore', backupDir, '--force'], { env });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(await tokenNames(dataDir)).toEqual(['before']);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('a different webhook key in the data directory, and a backup a newer Cutout migrated', { timeout: 90_000 }, async () => {
+    const { dataDir, backupDir, env } = await backedUp('refusals');
+    const empty = await mkdtemp(join(work, 'empty-'));
+    // A data directory with no database but another key: the key is refused.
+    await writeFile(join(empty, 'webhook.key'), `${'ab'.repeat(32)}\n`);
+    const otherKey = await runCli(['restore', backupDir], { env: { CUTOUT_DATA_DIR: empty } });
+    expect(otherKey.code).toBe(2);
+    expect(otherKey.stderr).toContain('holds another webhook key');
+    expect(existsSync(join(empty, 'cutout.sqlite'))).toBe(false);
+
+    const database = new SQLite(join(backupDir, 'cutout.sqlite'));
+    database.prepare('insert into kysely_migration (name, timestamp) values (?, ?)').run('9999-from-a-newer-release', new Date().toISOString());
+    database.close();
+    await rm(dataDir, { recursive: true, force: true });
+    const newer = await runCli(['restore', backupDir], { env });
+    expect(newer.code).toBe(2);
+    expect(newer.stderr).toContain('migrated by a newer Cutout');
+    expect(existsSync(join(dataDir, 'cutout.sqlite'))).toBe(false);
+    await rm(empty, { recursive: true, force: true });
+  });
+
+  it('cutout backup into a directory that is not empty is refused', { timeout: 60_000 }, async () => {
+    const { dataDir } = await freshDataDir('cutout-backup-full-');
+    const full = await mkdtemp(join(work, 'full-'));
+    await writeFile(join(full, 'something'), 'x');
+    const refused = await runCli(['backup', full], { env: { CUTOUT_DATA_DIR: dataDir } });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('is not empty');
+    expect(existsSync(join(full, 'cutout.sqlite'))).toBe(false);
+    await rm(dataDir, { recursive: true, force: true });
   });
 });
