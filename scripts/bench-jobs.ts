@@ -35,7 +35,7 @@ import sharp from 'sharp';
 import { assembleModel } from '../src/model/assemble-model.js';
 import { httpRequest } from './bench/http-load.js';
 import { describeMachine } from './bench/machine.js';
-import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
+import { compileServer, startCutoutServer, type CutoutServer } from './lib/server-process.js';
 import { percentile } from './bench/stats.js';
 import { runZip64Job, ZIP64_SERVER_ENV } from './bench/zip64-job.js';
 import { multipartBody } from './lib/multipart-body.js';

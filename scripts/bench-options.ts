@@ -21,8 +21,8 @@ import { assembleModel } from '../src/model/assemble-model.js';
 import { httpRequest, parseServerTiming, type HttpAnswer } from './bench/http-load.js';
 import { makeBenchImages, type BenchImage } from './bench/inputs.js';
 import { describeMachine } from './bench/machine.js';
-import { readProcessMemory, resetPeakRss } from './bench/process-memory.js';
-import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
+import { readProcessMemory, resetPeakRss } from './lib/process-memory.js';
+import { compileServer, startCutoutServer, type CutoutServer } from './lib/server-process.js';
 import { formatMs, median, percentile } from './bench/stats.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

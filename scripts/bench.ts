@@ -35,10 +35,10 @@ import { describeMachine } from './bench/machine.js';
 import { measureModelArithmetic } from './bench/model-arithmetic.js';
 import { measureMatMul, measurePasses, measureTensorShapes, openFloorMeter } from './bench/onnx-reference.js';
 import { PEER_ENV, PeerWorker } from './bench/peer.js';
-import { readProcessMemory } from './bench/process-memory.js';
+import { readProcessMemory } from './lib/process-memory.js';
 import { renderReport } from './bench/report.js';
 import type { BenchResults } from './bench/results.js';
-import { compileServer, startCutoutServer, startScriptEnvironment, type CutoutServer } from './bench/server-process.js';
+import { compileServer, startCutoutServer, startScriptEnvironment, type CutoutServer } from './lib/server-process.js';
 import { median } from './bench/stats.js';
 import { judgeTargets } from './bench/targets.js';
 

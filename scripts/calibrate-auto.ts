@@ -23,7 +23,6 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { decodeForModel } from '../src/pipeline/decode.js';
 import { FinishThread } from '../src/pipeline/finish-thread.js';
@@ -35,6 +34,7 @@ import { firstLookSignals, type FirstLookSignals } from './eval/first-look-signa
 import { loadEvalModel, type Precision } from './eval/load-model.js';
 import { memoSegmenter } from './eval/memo-segmenter.js';
 import { scoreBinary, scoreSoft } from './eval/metrics.js';
+import { scriptArgs } from './lib/script-args.js';
 
 const USAGE = `usage: npx tsx scripts/calibrate-auto.ts [DIR …] [--photos DIR] [--precision int8|fp32] [--json FILE]
 
@@ -91,17 +91,8 @@ const CANDIDATES: Candidate[] = [
 ];
 
 async function main(argv: string[]): Promise<number> {
-  let args;
-  try {
-    args = parseArgs({ args: argv, allowPositionals: true, options: { photos: { type: 'string' }, precision: { type: 'string' }, json: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (args.values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const args = scriptArgs({ args: argv, allowPositionals: true, options: { photos: { type: 'string' }, precision: { type: 'string' }, json: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, USAGE);
+  if (typeof args === 'number') return args;
   const precision = (args.values.precision ?? 'int8') as Precision;
   if (precision !== 'int8' && precision !== 'fp32') {
     console.error(`--precision takes int8 or fp32\n\n${USAGE}`);

@@ -16,7 +16,6 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import type { Segmenter } from '../src/model/segmenter.js';
 import type { Length, RegionOfInterest } from '../src/pipeline/answer-spec.js';
@@ -33,6 +32,7 @@ import { meanOf, scoreBinary, scoreSoft, semiTransparentShare } from './eval/met
 import { modesFor, parseRefineSettings, qualityOf, refineOption, type FringeModeName, type ModeName } from './eval/modes.js';
 import { DEFINITIONS, printFolder, type FolderResult, type ImageResult } from './eval/report.js';
 import { groundTruthRoi } from './eval/roi.js';
+import { scriptArgs } from './lib/script-args.js';
 
 const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--quality fast|best|auto|compare] [--refine-settings JSON] [--no-fringe] [--json FILE] [--all] [--precision fp32|int8]
        npm run eval -- --compare FP32.json INT8.json
@@ -63,9 +63,8 @@ const USAGE = `usage: npm run eval -- [DIR …] [--refine on|off|compare] [--qua
 const DEFAULT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../shared/fixtures/labelled');
 
 async function main(argv: string[]): Promise<number> {
-  let args;
-  try {
-    args = parseArgs({
+  const args = scriptArgs(
+    {
       args: argv,
       allowPositionals: true,
       options: {
@@ -80,15 +79,10 @@ async function main(argv: string[]): Promise<number> {
         compare: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
-    });
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (args.values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+    },
+    USAGE,
+  );
+  if (typeof args === 'number') return args;
   if (args.values.compare) {
     if (args.positionals.length !== 2) {
       console.error(`--compare takes two reports\n\n${USAGE}`);

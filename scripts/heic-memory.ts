@@ -27,7 +27,7 @@ import { assembleModel } from '../src/model/assemble-model.js';
 import { decodeHeic, decoderMemoryBytes } from '../src/pipeline/heic-decoder.js';
 import { httpRequest } from './bench/http-load.js';
 import { describeMachine } from './bench/machine.js';
-import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
+import { compileServer, startCutoutServer, type CutoutServer } from './lib/server-process.js';
 import { multipartBody } from './lib/multipart-body.js';
 import { scaledPhoto } from './lib/scaled-photo.js';
 import { memoryMiB } from './lib/process-memory.js';

@@ -20,8 +20,8 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { assembleModel } from '../src/model/assemble-model.js';
 import { httpRequest, type HttpAnswer } from './bench/http-load.js';
-import { RssSampler, readProcessMemory } from './bench/process-memory.js';
-import { compileServer, startCutoutServer } from './bench/server-process.js';
+import { RssSampler, readProcessMemory } from './lib/process-memory.js';
+import { compileServer, startCutoutServer } from './lib/server-process.js';
 import { hostileCases, validCases, type LoadCase } from './loadtest/cases.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { requestRemoval } from './bench/http-load.js';
 import { makeBenchImages } from './bench/inputs.js';
-import { compileServer, startCutoutServer } from './bench/server-process.js';
+import { compileServer, startCutoutServer } from './lib/server-process.js';
 import { memoryMiB } from './lib/process-memory.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -22,7 +22,7 @@ import { resolveModel } from '../src/model/installed-models.js';
 import { ISNET_PROCESSING } from '../src/model/model-processing.js';
 import { loadSegmenter } from '../src/model/onnx-segmenter.js';
 import { decodeForModel } from '../src/pipeline/decode.js';
-import { readProcessMemory } from './bench/process-memory.js';
+import { readProcessMemory } from './lib/process-memory.js';
 import { median } from './bench/stats.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -30,7 +30,7 @@ import { parseArgs } from 'node:util';
 import { assembleModel } from '../src/model/assemble-model.js';
 import { httpRequest, type HttpAnswer } from './bench/http-load.js';
 import { describeMachine } from './bench/machine.js';
-import { compileServer, startCutoutServer, type CutoutServer } from './bench/server-process.js';
+import { compileServer, startCutoutServer, type CutoutServer } from './lib/server-process.js';
 import { percentile } from './bench/stats.js';
 import { multipartBody, type FormPart } from './lib/multipart-body.js';
 import { scaledPhoto } from './lib/scaled-photo.js';

@@ -3,7 +3,7 @@ import { HealthProbe, requestRemoval, runClosedLoop, type CutoutTarget, type Loa
 import type { CpuAccount } from './cpu-account.js';
 import type { BenchImage } from './inputs.js';
 import type { PeerWorker } from './peer.js';
-import { readProcessMemory, resetPeakRss, RssSampler } from './process-memory.js';
+import { readProcessMemory, resetPeakRss, RssSampler } from '../lib/process-memory.js';
 import { stageMedians } from './end-to-end.js';
 import type { LoadPhaseResult } from './results.js';
 import { median, percentile } from './stats.js';

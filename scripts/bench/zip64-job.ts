@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { multipartBody } from '../lib/multipart-body.js';
 import { httpRequest } from './http-load.js';
-import type { CutoutServer } from './server-process.js';
+import type { CutoutServer } from '../lib/server-process.js';
 
 /** The server settings the ZIP64 job needs: its background is fetched from this machine and is larger than a photo, its upload larger than 2 GiB. */
 export const ZIP64_SERVER_ENV = { CUTOUT_URL_ALLOW_PRIVATE: 'true', CUTOUT_MAX_IMAGE_BYTES: String(128 * 2 ** 20), CUTOUT_JOB_MAX_UPLOAD_BYTES: String(8 * 2 ** 30) };

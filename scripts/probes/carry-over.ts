@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { assembleModel } from '../../src/model/assemble-model.js';
 import { httpRequest } from '../bench/http-load.js';
 import { describeMachine } from '../bench/machine.js';
-import { compileServer, startCutoutServer } from '../bench/server-process.js';
+import { compileServer, startCutoutServer } from '../lib/server-process.js';
 import { multipartBody } from '../lib/multipart-body.js';
 import { scaledPhoto } from '../lib/scaled-photo.js';
 import { memoryMiB } from '../lib/process-memory.js';

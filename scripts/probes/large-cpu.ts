@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { assembleModel } from '../../src/model/assemble-model.js';
 import { cpuTicksOfStat } from '../bench/cpu-account.js';
 import { httpRequest } from '../bench/http-load.js';
-import { compileServer, startCutoutServer } from '../bench/server-process.js';
+import { compileServer, startCutoutServer } from '../lib/server-process.js';
 import { multipartBody } from '../lib/multipart-body.js';
 import { threadsOf } from '../lib/proc-threads.js';
 import { scaledPhoto } from '../lib/scaled-photo.js';
