@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
@@ -77,7 +77,7 @@ describe('the results zip', () => {
     });
   }
 
-  it('reads each file only as fast as its reader takes the archive', async () => {
+  it('reads each file only as fast as its reader takes the archive, and closes it when the reader leaves', async () => {
     const big = join(dir, 'big.bin');
     writeFileSync(big, randomBytes(4 << 20));
     const zip = resultsZip(listed(Array.from({ length: 8 }, (_, n) => ({ name: `${n}.png`, path: big }))));
@@ -90,7 +90,11 @@ describe('the results zip', () => {
     // 32 MiB are on offer; a reader that stopped leaves no more than the streams' buffers waiting.
     expect(taken).toBeGreaterThan(0);
     expect(zip.readableLength + (zip as unknown as { writableLength: number }).writableLength).toBeLessThan(1 << 20);
+    // A reader that leaves (fastify destroys the stream when the client goes) closes the file being read.
+    const open = readdirSync('/proc/self/fd').length;
     zip.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(readdirSync('/proc/self/fd').length).toBe(open - 1);
   });
 
   it('fails its reader when a file cannot be read, or the list of entries fails', async () => {
