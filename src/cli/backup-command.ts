@@ -29,21 +29,19 @@ async function backUpWebhookKey(config: Pick<Config, 'dataDir' | 'webhookKey'>, 
   }
 }
 
-/** Copies `files` (relative to the data directory) into the backup; what it copied and what was gone. */
-async function copyAll(dataDir: string, dir: string, files: readonly string[]): Promise<{ copied: Set<string>; bytes: number; missing: string[] }> {
-  const copied = new Set<string>();
+/** Copies `files` (relative to the data directory) into the backup: the size of each it copied, and those that were gone. */
+async function copyAll(dataDir: string, dir: string, files: readonly string[]): Promise<{ copied: Map<string, number>; missing: string[] }> {
+  const copied = new Map<string, number>();
   const missing: string[] = [];
-  let bytes = 0;
   for (const file of files) {
     const size = await copyJobFile(dataDir, dir, file);
     if (size === undefined) missing.push(file);
-    else {
-      copied.add(file);
-      bytes += size;
-    }
+    else copied.set(file, size);
   }
-  return { copied, bytes, missing };
+  return { copied, missing };
 }
+
+const totalBytes = (copied: Map<string, number>) => [...copied.values()].reduce((sum, size) => sum + size, 0);
 
 /**
  * A SQLite data directory's backup. The order makes it consistent with the database's copy:
@@ -65,11 +63,16 @@ async function backUpSqlite(config: Config, dir: string, withResults: boolean): 
   let files: BackupManifest['jobFiles'] = { included: false };
   if (early) {
     const named = new Set(jobFiles);
-    for (const file of early.copied) if (!named.has(file)) await rm(join(dir, file), { force: true });
-    const kept = [...early.copied].filter((file) => named.has(file));
+    for (const file of early.copied.keys()) {
+      if (named.has(file)) continue;
+      // An upload of a job the copy does not have (made after it): not part of this backup.
+      await rm(join(dir, file), { force: true });
+      early.copied.delete(file);
+    }
     const late = await copyAll(config.dataDir, dir, jobFiles.filter((file) => !early.copied.has(file)));
-    await removeEmptyFolders(join(dir, 'jobs'));
-    files = { included: true, files: kept.length + late.copied.size, bytes: early.bytes + late.bytes, missing: late.missing };
+    await pruneEmptyFolders(join(dir, 'jobs'));
+    const copied = new Map([...early.copied, ...late.copied]);
+    files = { included: true, files: copied.size, bytes: totalBytes(copied), missing: late.missing };
   }
   return {
     format: BACKUP_FORMAT,
@@ -81,11 +84,19 @@ async function backUpSqlite(config: Config, dir: string, withResults: boolean): 
   };
 }
 
-/** Removes the folders under `root` (and `root`) that hold no file. */
-async function removeEmptyFolders(root: string): Promise<void> {
-  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
-  for (const entry of entries) if (entry.isDirectory()) await removeEmptyFolders(join(root, entry.name));
-  if ((await readdir(root).catch(() => ['?'])).length === 0) await rm(root, { recursive: true });
+/** Removes `folder` and every folder under it that holds no file; true when `folder` is gone. */
+async function pruneEmptyFolders(folder: string): Promise<boolean> {
+  let entries;
+  try {
+    entries = await readdir(folder, { withFileTypes: true });
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return true;
+    throw error;
+  }
+  let kept = 0;
+  for (const entry of entries) if (!entry.isDirectory() || !(await pruneEmptyFolders(join(folder, entry.name)))) kept++;
+  if (kept === 0) await rm(folder, { recursive: true });
+  return kept === 0;
 }
 
 /**
@@ -97,8 +108,8 @@ async function backUpPostgres(config: Config & { databaseUrl: string }, dir: str
   const status = await readMigrationStatus(config);
   let files: BackupManifest['jobFiles'] = { included: false };
   if (withResults) {
-    const copied = await copyAll(config.dataDir, dir, await listJobFiles(config.dataDir));
-    files = { included: true, files: copied.copied.size, bytes: copied.bytes, missing: copied.missing };
+    const { copied, missing } = await copyAll(config.dataDir, dir, await listJobFiles(config.dataDir));
+    files = { included: true, files: copied.size, bytes: totalBytes(copied), missing };
   }
   return {
     format: BACKUP_FORMAT,
