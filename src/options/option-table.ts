@@ -235,6 +235,22 @@ export const OPTIONS = {
     description: "With `add_shadow`: the shadow's darkness, 0 to 100 (default 50).",
     wires: NATIVE_AND_REMOVEBG,
   }),
+  outline: declare({
+    kind: wholeNumber(1, 200, 'pixels'),
+    apply: (width, into) => { into.answer.outline = { ...into.answer.outline, width }; },
+    memory: { when: (answer) => !!answer.outline?.width, answer: Float32Array.BYTES_PER_ELEMENT + B.frame, what: "each pixel's distance to the subject, and the outlined frame" },
+    description: "A stroke this many pixels of the answer wide around the subject, in `outline_color`, laid under the cut-out: the sticker look. Drawn inside the answer's frame (with `crop`, a `crop_margin` keeps it whole); a shadow is cast from the outlined subject.",
+    wires: NATIVE_AND_REMOVEBG,
+    example: '12',
+  }),
+  outline_color: declare({
+    kind: colour('invalid_request'),
+    apply: (colour, into) => { into.answer.outline = { ...into.answer.outline, colour }; },
+    memory: 'none',
+    description: "With `outline`: the stroke's colour (default white); an alpha below `ff` leaves it that transparent.",
+    wires: NATIVE_AND_REMOVEBG,
+    example: '#ffffff',
+  }),
   model: declare({
     kind: word(MODEL_NAME, 64, "the name of one of the server's models (lower-case letters, digits, '.', '_', '-')", 'invalid_request'),
     apply: (model, into) => { into.model = model; },

@@ -66,6 +66,11 @@ export interface AnswerSpec {
   placement?: { scale?: number; position?: { x: number; y: number } };
   /** A shadow under the subject, made from its alpha, at this opacity (0–1). */
   shadow?: { opacity: number; kind: 'drop' | 'car' | '3D' };
+  /**
+   * A stroke around the subject, the sticker look: `width` pixels of the answer wide (none
+   * without it), in `colour` (default opaque white), laid under the cut-out.
+   */
+  outline?: { width?: number; colour?: Rgba };
 }
 
 /** The answer every request gets unless it asks for another. */

@@ -1,7 +1,7 @@
 import { CutoutError } from '../errors.js';
 import { VisibleBounds, type Box } from '../image/box.js';
 import type { RawImage } from '../image/raw-image.js';
-import { DEFAULT_ANSWER, type AnswerSpec } from './answer-spec.js';
+import { DEFAULT_ANSWER, type AnswerSpec, type Rgba } from './answer-spec.js';
 import { decodeBackground, decodePhoto, type DecodedPhoto } from './decode.js';
 import { encodeRequested } from './encode-requested.js';
 import { castShadow } from './cast-shadow.js';
@@ -58,6 +58,7 @@ export function beginPhoto(photo: PhotoInput, spec: FinishSpec, maxPixels: numbe
  * 2. crop: the frame becomes the subject's box and its margin (else it is the whole photo);
  *    what lies outside the region of interest is transparent;
  * 3. placement: the subject scaled and moved on the frame (`place-subject.ts`), when asked;
+ *    then its outline, a stroke laid under it ({@link outlineSubject}), when asked;
  * 4. shadow: one cast from the subject's alpha laid under it (`cast-shadow.ts`), when asked;
  * 5. resize: scaled down to fit the largest size asked for (sides, and pixels in all);
  * 6. background: laid over a colour, an image, or the photo itself blurred (JPEG, which has
@@ -104,6 +105,7 @@ export async function finishImage(job: FinishJob, mask: RawImage, inputs: Finish
   const frame = answer.crop && inPhoto ? cropBox(inPhoto, answer.crop.margin) : { left: 0, top: 0, width: photo.width, height: photo.height };
   let cutout = placeInFrame(subject, at, frame);
   if (answer.placement) cutout = await placeSubject(cutout, answer.placement);
+  if (answer.outline?.width) cutout = outlineSubject(cutout, answer.outline.width / resizeScale(cutout, answer), answer.outline.colour ?? WHITE);
   if (answer.shadow) cutout = await castShadow(cutout, answer.shadow);
   const cap = pixelCap(cutout, answer.maxPixels);
   cutout = await fitInside(cutout, smaller(answer.maxWidth, cap?.width), smaller(answer.maxHeight, cap?.height));
@@ -154,6 +156,102 @@ async function blurredPhoto(original: RawImage, frame: Box, cutout: RawImage, ra
   const step = Math.max(1, radius * perAnswerPixel);
   const small = await fitInside(part, Math.max(1, Math.round(part.width / step)), Math.max(1, Math.round(part.height / step)));
   return decodeBackground({ image: { ...small, channels: 4 }, opaque: true }, { maxPixels, width: cutout.width, height: cutout.height });
+}
+
+const WHITE = [255, 255, 255, 255] as const;
+/** Where the alpha counts as the subject's, for the outline's distance. */
+const SUBJECT_ALPHA = 128;
+
+/**
+ * The cut-out with a stroke of `width` pixels in `colour` around the subject, laid under it
+ * (the sticker look): each pixel within `width` of the subject (alpha ≥ 128) is the colour,
+ * the stroke's edge anti-aliased over one pixel, and the cut-out composited over it, so its
+ * soft edges blend into the stroke. The frame keeps its size: a stroke past it is cut, as a
+ * shadow is (a crop's margin keeps it whole). The distance is exact (Felzenszwalb and
+ * Huttenlocher's squared-distance transform, by rows then columns), over the subject's box
+ * widened by the stroke only.
+ *
+ * @example outlineSubject(cutout, 12, [255, 255, 255, 255])
+ */
+export function outlineSubject(cutout: RawImage, width: number, colour: Rgba): RawImage {
+  const box = visibleBox(cutout);
+  if (!box || cutout.channels !== 4) return cutout;
+  const reach = Math.ceil(width) + 1;
+  const left = Math.max(0, box.left - reach);
+  const top = Math.max(0, box.top - reach);
+  const w = Math.min(cutout.width, box.left + box.width + reach) - left;
+  const h = Math.min(cutout.height, box.top + box.height + reach) - top;
+  const FAR = 1e20;
+  const distance = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) distance[y * w + x] = cutout.data[((top + y) * cutout.width + left + x) * 4 + 3] >= SUBJECT_ALPHA ? 0 : FAR;
+  }
+  squaredDistances(distance, w, h);
+  const data = new Uint8Array(cutout.data);
+  const [r, g, b, a] = colour;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const stroke = (Math.min(1, Math.max(0, width + 0.5 - Math.sqrt(distance[y * w + x]))) * a) / 255;
+      if (stroke === 0) continue;
+      const at = ((top + y) * cutout.width + left + x) * 4;
+      // The cut-out over the stroke ("over", straight alpha).
+      const over = data[at + 3] / 255;
+      const alpha = over + stroke * (1 - over);
+      const mix = (c: number, strokeC: number) => Math.round((c * over + strokeC * stroke * (1 - over)) / alpha);
+      data[at] = mix(data[at], r);
+      data[at + 1] = mix(data[at + 1], g);
+      data[at + 2] = mix(data[at + 2], b);
+      data[at + 3] = Math.round(alpha * 255);
+    }
+  }
+  return { ...cutout, data };
+}
+
+/** Turns 0 (the subject) / far into each pixel's squared distance to the subject, in place. */
+function squaredDistances(grid: Float32Array, width: number, height: number): void {
+  const n = Math.max(width, height);
+  const line = new Float32Array(n);
+  const out = new Float32Array(n);
+  const parabolas = new Int32Array(n);
+  const bounds = new Float32Array(n + 1);
+  const pass = (count: number, length: number, index: (i: number, j: number) => number) => {
+    for (let i = 0; i < count; i++) {
+      for (let j = 0; j < length; j++) line[j] = grid[index(i, j)];
+      lowerEnvelope(line, length, out, parabolas, bounds);
+      for (let j = 0; j < length; j++) grid[index(i, j)] = out[j];
+    }
+  };
+  pass(height, width, (y, x) => y * width + x);
+  pass(width, height, (x, y) => y * width + x);
+}
+
+/** One line's squared distances: the lower envelope of the parabolas rooted at each sample (Felzenszwalb and Huttenlocher, 2012). */
+function lowerEnvelope(f: Float32Array, n: number, d: Float32Array, v: Int32Array, z: Float32Array): void {
+  let k = 0;
+  v[0] = 0;
+  z[0] = -Infinity;
+  z[1] = Infinity;
+  const meet = (q: number, p: number) => (f[q] + q * q - (f[p] + p * p)) / (2 * q - 2 * p);
+  for (let q = 1; q < n; q++) {
+    let s = meet(q, v[k]);
+    while (s <= z[k]) s = meet(q, v[--k]);
+    v[++k] = q;
+    z[k] = s;
+    z[k + 1] = Infinity;
+  }
+  k = 0;
+  for (let q = 0; q < n; q++) {
+    while (z[k + 1] < q) k++;
+    d[q] = (q - v[k]) * (q - v[k]) + f[v[k]];
+  }
+}
+
+/** How much the resize step will scale `image` (1 when it does not): the outline's width is in the answer's pixels. */
+function resizeScale(image: RawImage, answer: AnswerSpec): number {
+  const cap = pixelCap(image, answer.maxPixels);
+  const maxWidth = smaller(answer.maxWidth, cap?.width) ?? image.width;
+  const maxHeight = smaller(answer.maxHeight, cap?.height) ?? image.height;
+  return Math.min(1, maxWidth / image.width, maxHeight / image.height);
 }
 
 /** The largest size inside `image`'s aspect ratio with at most `maxPixels` pixels; undefined when it has no more already. */

@@ -109,6 +109,17 @@ export interface OutputOptions {
   /** With `add_shadow`: the shadow's darkness, 0 to 100 (default 50). As a number: 0 to 100. */
   shadow_opacity?: number | string;
   /**
+   * A stroke this many pixels of the answer wide around the subject, in `outline_color`, laid under
+   * the cut-out: the sticker look. Drawn inside the answer's frame (with `crop`, a `crop_margin`
+   * keeps it whole); a shadow is cast from the outlined subject. As a number: 1 to 200.
+   */
+  outline?: number;
+  /**
+   * With `outline`: the stroke's colour (default white); an alpha below `ff` leaves it that
+   * transparent.
+   */
+  outline_color?: string;
+  /**
    * Which of the server's loaded models cuts (default: the first of its `CUTOUT_MODELS`, normally
    * the bundled `isnet`); one the server has not loaded is 400 `unknown_model`, naming those it has
    * (docs/models.md). At most 64 characters, matching `^[a-z0-9][a-z0-9._-]{0,63}$`.
@@ -117,7 +128,7 @@ export interface OutputOptions {
 }
 
 /** The option names, to pick them out of an object that holds more. */
-export const OUTPUT_OPTION_NAMES = ['format', 'channels', 'bg_color', 'bg_image_url', 'bg_blur', 'crop', 'crop_margin', 'max_width', 'max_height', 'roi', 'refine', 'quality', 'size', 'scale', 'position', 'add_shadow', 'shadow_type', 'shadow_opacity', 'model'] as const satisfies readonly (keyof OutputOptions)[];
+export const OUTPUT_OPTION_NAMES = ['format', 'channels', 'bg_color', 'bg_image_url', 'bg_blur', 'crop', 'crop_margin', 'max_width', 'max_height', 'roi', 'refine', 'quality', 'size', 'scale', 'position', 'add_shadow', 'shadow_type', 'shadow_opacity', 'outline', 'outline_color', 'model'] as const satisfies readonly (keyof OutputOptions)[];
 
 /** The options that were given (undefined ones left out), as JSON fields. */
 export function outputOptionFields(options: OutputOptions): Record<string, string | number | boolean> {
