@@ -32,11 +32,11 @@ export const ConfigSchema = Type.Object({
     description:
       'Comma-separated models to load and warm at start, the first the default; a request picks another with its `model` option. `isnet` is the bundled one; any other is a preset or custom model installed with `npx cutout models add` (docs/models.md).',
   }),
-  executionProvider: Type.Union([Type.Literal('cpu'), Type.Literal('cuda'), Type.Literal('tensorrt'), Type.Literal('dml'), Type.Literal('coreml'), Type.Literal('webgpu')], {
+  executionProvider: Type.Union([Type.Literal('auto'), Type.Literal('cpu'), Type.Literal('webgpu'), Type.Literal('cuda'), Type.Literal('tensorrt'), Type.Literal('dml'), Type.Literal('coreml')], {
     env: 'CUTOUT_EXECUTION_PROVIDER',
-    default: 'cpu',
+    default: 'auto',
     description:
-      'Where ONNX Runtime runs the models: `cpu`, or one the installed onnxruntime-node offers on this platform (`cuda` or `tensorrt` on Linux once their libraries are installed, `dml` on Windows, `coreml` on macOS); a start with one that is not there stops and says what to install (docs/models.md, "GPU").',
+      'Where ONNX Runtime runs the models. `auto`: on the CPU, unless the host has a GPU for WebGPU (a Vulkan driver that is not a software one and a GPU device; a look at a few files) and a pass there, timed at start, beats the CPU\'s. `cpu`; `webgpu`: any GPU through Vulkan, bundled with onnxruntime-node for Linux x64, the bundled model in float16; `cuda`/`tensorrt` (Linux, once their libraries are installed), `dml` (Windows), `coreml` (macOS). A start on one that is not there stops and says what to install; `/readyz` says where each model runs and why (docs/models.md, "GPU").',
   }),
   modelPrecision: Type.Union([Type.Literal('auto'), Type.Literal('int8'), Type.Literal('fp32')], {
     env: 'CUTOUT_MODEL_PRECISION',

@@ -16,6 +16,17 @@ export interface QueueCounts {
   readonly passes: number;
 }
 
+/** A loaded model as the provider gauges read it (ModelService.loaded). */
+export interface ModelRun {
+  readonly name: string;
+  /** `cpu`, `webgpu`, …; absent for a model loaded elsewhere (tests). */
+  readonly provider?: string;
+  readonly choice?: { readonly precision: string };
+  /** One pass's time measured at start, ms. */
+  readonly passMs?: number;
+  readonly segmenter: { readonly failure?: Error };
+}
+
 /** The two waits of one removal that the histograms take from its stage timings, in ms, and its looks. */
 export interface RemovalTimings {
   queue: number;
@@ -57,8 +68,11 @@ export class CutoutMetrics {
   readonly #jobRecoveries: Counter<'kind'>;
   #jobItemsQueued: (() => Promise<number>) | undefined;
 
-  /** `memory`: the removals' memory budget (`RemovalService.memory`), read when Prometheus scrapes. */
-  constructor(queue: QueueCounts, memory?: () => MemoryCounts) {
+  /**
+   * `memory`: the removals' memory budget (`RemovalService.memory`); `models`: the loaded
+   * models (`ModelService.loaded`), for where each runs; both read when Prometheus scrapes.
+   */
+  constructor(queue: QueueCounts, memory?: () => MemoryCounts, models?: () => readonly ModelRun[]) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.#requests = new Counter({
@@ -147,6 +161,29 @@ export class CutoutMetrics {
         registers,
         collect() {
           this.set(memory().waiting);
+        },
+      });
+    }
+    if (models) {
+      const labels = (model: ModelRun) => ({ model: model.name, provider: model.provider ?? 'unknown', precision: model.choice?.precision ?? 'unknown' });
+      new Gauge({
+        name: 'cutout_model_start_pass_seconds',
+        help: 'One model pass as timed at start, by model, execution provider (cpu, webgpu, …) and precision: where each model runs, and how fast it ran there.',
+        labelNames: ['model', 'provider', 'precision'],
+        registers,
+        collect() {
+          this.reset();
+          for (const model of models()) if (model.passMs !== undefined) this.set(labels(model), model.passMs / 1000);
+        },
+      });
+      new Gauge({
+        name: 'cutout_model_up',
+        help: 'Whether each loaded model can run (1), or not any more (0: its GPU was lost, or its thread died; /readyz says why), by model and execution provider.',
+        labelNames: ['model', 'provider'],
+        registers,
+        collect() {
+          this.reset();
+          for (const model of models()) this.set({ model: model.name, provider: model.provider ?? 'unknown' }, model.segmenter.failure ? 0 : 1);
         },
       });
     }

@@ -23,6 +23,12 @@ export interface AssembleOptions {
    * (mask-output-only.ts). `false` gives the file as the package ships it.
    */
   rewrite?: boolean;
+  /**
+   * The rewrite's weights (default `fp32`). `fp16` keeps them as the package ships them,
+   * float16, and only drops the outputs besides the mask: the form a GPU runs (WebGPU
+   * computes in float16 natively, and the float32 rewrite only spares a CPU its Casts).
+   */
+  form?: 'fp32' | 'fp16';
 }
 
 /** The output of IS-Net that is the mask; the server reads this one. */
@@ -51,6 +57,14 @@ export async function writeAtomically(target: string, data: Uint8Array): Promise
 export async function assembleModel(dataDir: string, options: AssembleOptions = {}): Promise<string> {
   const original = await assembleOriginal(dataDir, options.variant ?? 'medium');
   if (options.rewrite === false) return original;
+  if (options.form === 'fp16') {
+    const masked = original.replace(/\.onnx$/, '-mask.onnx');
+    if (await stat(masked).catch(() => undefined)) return masked;
+    const { model, droppedNodes } = keepOnlyOutput(await readFile(original), MASK_OUTPUT);
+    if (droppedNodes === 0) return original;
+    await writeAtomically(masked, model);
+    return masked;
+  }
   // A new name whenever the rewrite changes, so that a data directory keeps no stale one.
   const target = original.replace(/\.onnx$/, '-fp32-mask.onnx');
   if (await stat(target).catch(() => undefined)) return target;

@@ -53,9 +53,24 @@ export function assertProviderAvailable(provider: string, supported: readonly Su
   }
 }
 
-/** The error to raise when ONNX Runtime still refuses the provider while creating a session. */
-export function providerRefused(provider: string, cause: unknown): Error {
-  return Object.assign(new Error(`CUTOUT_EXECUTION_PROVIDER=${provider}: ONNX Runtime could not start it (${cause instanceof Error ? cause.message : String(cause)}); check its libraries and drivers (docs/models.md, "GPU")`, { cause }), {
+/** What a host needs for WebGPU on Linux, for the messages that say it is missing. */
+export const WEBGPU_NEEDS =
+  'the Vulkan loader (Debian and Ubuntu: libvulkan1) and the GPU\'s Vulkan driver (NVIDIA: its proprietary driver, whose nvidia_icd.json VK_DRIVER_FILES may name; AMD and Intel: mesa-vulkan-drivers), and in a container the GPU passed in (`--gpus all` with the NVIDIA Container Toolkit, or `--device /dev/dri`)';
+
+/**
+ * The error to raise when ONNX Runtime refuses the provider while creating a session. For
+ * WebGPU without an adapter (Dawn's "No supported adapters") it says what the host lacks and
+ * what to install, without ONNX Runtime's text around Dawn's; `found` is what the host
+ * offers (vulkan-drivers.ts's summary).
+ */
+export function providerRefused(provider: string, cause: unknown, found?: string): Error {
+  const text = cause instanceof Error ? cause.message : String(cause);
+  if (provider === 'webgpu' && /adapter/i.test(text)) {
+    // Dawn's own words only, without the C++ source lines ONNX Runtime puts before them.
+    const said = text.split(/was false\.\s*/).pop()?.trim();
+    return unavailable(`CUTOUT_EXECUTION_PROVIDER=webgpu, but WebGPU found no GPU adapter (${said}${found ? `; ${found}` : ''}): install ${WEBGPU_NEEDS}; or run with CUTOUT_EXECUTION_PROVIDER=cpu (docs/models.md, "GPU")`);
+  }
+  return Object.assign(new Error(`CUTOUT_EXECUTION_PROVIDER=${provider}: ONNX Runtime could not start it (${text}); check its libraries and drivers (docs/models.md, "GPU")`, { cause }), {
     code: PROVIDER_UNAVAILABLE,
   });
 }

@@ -43,14 +43,20 @@ function pruneGraph(graph: WireField[], output: string): { graph: Buffer; droppe
     node.some((f) => f.number === onnx.NODE_ATTRIBUTE && readFields(payloadOf(f)).some((a) => a.number === onnx.ATTRIBUTE_GRAPH || a.number === onnx.ATTRIBUTE_GRAPHS));
   if (nodes.some((node) => holdsSubgraph(node.message))) return undefined;
 
-  // ONNX lists nodes in topological order: walking back from the output, a node is needed
-  // when something needed reads one of its outputs.
+  // Walking back from the output, a node is needed when something needed reads one of its
+  // outputs. ONNX asks for nodes in topological order, where one walk finds them all, but the
+  // bundled file as shipped lists the Casts its float16 conversion added before the nodes
+  // they read: the walk repeats until it finds no more.
   const needed = new Set([output]);
   const keptNodes = new Set<WireField>();
-  for (const node of [...nodes].reverse()) {
-    if (!names(node.message, onnx.NODE_OUTPUT).some((name) => needed.has(name))) continue;
-    keptNodes.add(node.field);
-    for (const name of names(node.message, onnx.NODE_INPUT)) if (name) needed.add(name);
+  for (let found = true; found; ) {
+    found = false;
+    for (const node of [...nodes].reverse()) {
+      if (keptNodes.has(node.field) || !names(node.message, onnx.NODE_OUTPUT).some((name) => needed.has(name))) continue;
+      keptNodes.add(node.field);
+      found = true;
+      for (const name of names(node.message, onnx.NODE_INPUT)) if (name) needed.add(name);
+    }
   }
   const keep = (field: WireField) => {
     if (field.number === onnx.GRAPH_NODE) return keptNodes.has(field);

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
+import { CutoutError } from '../errors.js';
 import { wholeBuffer } from '../image/raw-image.js';
 import { besideThisModule, startWorkerThread } from '../threads/start-worker-thread.js';
 import { fromThreadError } from '../threads/thread-error.js';
@@ -27,8 +28,13 @@ export interface SegmenterOptions {
   memoryPattern?: boolean;
   /** How the model takes its picture and gives its mask. Default: IS-Net's, the bundled model's. */
   processing?: ModelProcessing;
-  /** CUTOUT_EXECUTION_PROVIDER. Default `cpu`. */
+  /** CUTOUT_EXECUTION_PROVIDER (a resolved one, not `auto`). Default `cpu`. */
   executionProvider?: string;
+  /**
+   * On a provider other than the CPU, a run that has not answered after this many ms is taken
+   * for a lost device (setStallLimit changes it once a pass has been timed). Default: none.
+   */
+  stallLimitMs?: number;
 }
 
 /** The ONNX model behind a {@link Segmenter}, with one more way in for measuring it. */
@@ -40,7 +46,12 @@ export interface OnnxSegmenter extends Segmenter {
    * The tensor is handed over.
    */
   runTensor(tensor: Float32Array): Promise<Float32Array>;
+  /** Sets the stall limit (SegmenterOptions.stallLimitMs) for the runs dispatched from now on. */
+  setStallLimit(ms: number): void;
 }
+
+/** How long close waits for a run the model gave up on to leave its worker before stopping it anyway. */
+const FAILED_RUN_WAIT_MS = 60_000;
 
 interface Instance {
   worker: Worker;
@@ -77,17 +88,40 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
   let nextId = 0;
   let closing = false;
   let drained: (() => void) | undefined;
+  // Runs posted to a worker and not answered yet, given up or not: a worker is stopped only
+  // once its native run is over (see close).
+  const inWorker = new Set<number>();
+  let workersIdle: (() => void) | undefined;
+  const provider = workerData.executionProvider;
+  let stallLimitMs = options.stallLimitMs ?? Infinity;
+  let failure: CutoutError | undefined;
+  /**
+   * The model can run no more: its thread died, or (off the CPU) a run failed or stalled, which
+   * on a GPU means the device is lost or hung; a session does not come back from either. Every
+   * run waiting for an answer and every later one fails with a 503 at once rather than hang.
+   */
+  const fail = (cause: Error) => {
+    if (failure) return;
+    failure = new CutoutError('not_ready', `The model cannot run on ${provider} any more (${cause.message}); this server must be restarted.`, { cause });
+    for (const call of pending.values()) call.reject(failure);
+    pending.clear();
+  };
 
   for (const instance of instances) {
     instance.worker.on('message', (result: SegmenterResult) => {
+      inWorker.delete(result.id);
+      if (inWorker.size === 0) workersIdle?.();
       const call = pending.get(result.id);
+      // Every input has the model's fixed shape: a run that fails off the CPU is the device's
+      // failure, not the photo's (fail rejects this call with the others).
+      if (result.error && provider !== 'cpu') return fail(fromThreadError(result.error));
       pending.delete(result.id);
       if (result.error) call?.reject(new Error('model run failed', { cause: fromThreadError(result.error) }));
       else call?.resolve(result);
     });
-    instance.worker.on('error', (error) => {
-      for (const call of pending.values()) call.reject(error);
-      pending.clear();
+    instance.worker.on('error', (error) => fail(error));
+    instance.worker.on('exit', (code) => {
+      if (!closing) fail(new Error(`its thread stopped (exit code ${code})`));
     });
   }
 
@@ -106,13 +140,22 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
   /** One run on an idle instance; the request's pixels are handed over, not copied. */
   const dispatch = async (request: SegmenterRequest, moved: ArrayBufferLike[]): Promise<SegmenterResult> => {
     if (closing) throw new Error('the model is shutting down');
+    if (failure) throw failure;
     const instance = await acquire();
+    let stalled: NodeJS.Timeout | undefined;
     try {
+      if (failure) throw failure;
       return await new Promise<SegmenterResult>((resolve, reject) => {
         pending.set(request.id, { resolve, reject });
+        inWorker.add(request.id);
         instance.worker.postMessage(request, moved as ArrayBuffer[]);
+        if (provider !== 'cpu' && Number.isFinite(stallLimitMs)) {
+          const limit = stallLimitMs;
+          stalled = setTimeout(() => fail(new Error(`a pass has not answered after ${Math.round(limit)} ms`)), limit);
+        }
       });
     } finally {
+      clearTimeout(stalled);
       instance.busy = false;
       waiting.shift()?.();
       if (closing && pending.size === 0) drained?.();
@@ -122,6 +165,12 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
   return {
     size,
     fit: options.processing?.fit ?? 'stretch',
+    get failure() {
+      return failure;
+    },
+    setStallLimit(ms) {
+      stallLimitMs = ms;
+    },
     async segment(pictures, aspect) {
       if (pictures.length === 0) throw new Error('segment needs at least one picture');
       for (const picture of pictures) assertModelInput(picture, size);
@@ -143,7 +192,15 @@ export async function loadSegmenter(modelPath: string, options: SegmenterOptions
      */
     async close() {
       closing = true;
-      if (pending.size > 0) await new Promise<void>((resolve) => (drained = resolve));
+      if (pending.size > 0 && !failure) await new Promise<void>((resolve) => (drained = resolve));
+      // A failed model's runs were given up, but one may still be inside the native run (a slow
+      // device rather than a lost one): wait for it a while; a hung device's never ends.
+      if (failure && inWorker.size > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, FAILED_RUN_WAIT_MS);
+          workersIdle = () => (clearTimeout(timer), resolve());
+        });
+      }
       await Promise.all(instances.map((instance) => instance.worker.terminate()));
     },
   };

@@ -14,7 +14,11 @@ import type { ProbeResult, ProbeWorkerData } from './segmenter-protocol.js';
 
 /** CUTOUT_MODEL_PRECISION. */
 export type PrecisionSetting = 'auto' | 'int8' | 'fp32';
-export type Precision = 'int8' | 'fp32';
+/**
+ * `fp16`: the bundled model's float16 weights as shipped (what a GPU runs); `stored`: a model
+ * file run as it is, whatever its types (another model on a GPU).
+ */
+export type Precision = 'int8' | 'fp32' | 'fp16' | 'stored';
 
 /** What runs, and why: the startup log and /readyz say both. */
 export interface PrecisionChoice {

@@ -12,7 +12,7 @@ export interface SegmenterWorkerData {
   modelPath: string;
   /** How this model takes its picture and gives its mask (model-presets.ts or `cutout models add`). */
   processing: ModelProcessing;
-  /** CUTOUT_EXECUTION_PROVIDER: `cpu`, or one onnxruntime-node offers (execution-provider.ts). */
+  /** The provider to run on: `cpu`, or one onnxruntime-node offers (execution-provider.ts); never `auto`. */
   executionProvider: string;
   threads: number;
   /** See SegmenterOptions.memoryArena. */

@@ -24,6 +24,7 @@ import { letterboxBox, letterboxPicture, unletterboxProbabilities } from './lett
 import { channelTables, toMask, toModelTensor, toProbabilities } from './model-tensor.js';
 import { probeInput, probeModels, PROBE_CHANNELS, PROBE_SIZE } from './quantize/probe-models.js';
 import type { ProbeResult, ProbeWorkerData, SegmenterReady, SegmenterRequest, SegmenterResult, SegmenterWorkerData } from './segmenter-protocol.js';
+import { gpuHint } from './vulkan-drivers.js';
 
 if (!parentPort) throw new Error('segmenter-worker must run as a worker thread');
 const port: MessagePort = parentPort;
@@ -92,7 +93,7 @@ async function serve({ modelPath, threads, memoryArena, memoryPattern, processin
     assertProviderAvailable(executionProvider, ort.listSupportedBackends(), bindingDir(), existsSync);
     const options = { ...sessionOptions({ threads, memoryArena, memoryPattern }), executionProviders: [executionProvider] };
     const session = await ort.InferenceSession.create(modelPath, options).catch((error: unknown) => {
-      throw executionProvider === 'cpu' ? error : providerRefused(executionProvider, error);
+      throw executionProvider === 'cpu' ? error : providerRefused(executionProvider, error, executionProvider === 'webgpu' ? gpuHint().summary : undefined);
     });
     const inputName = session.inputNames[0];
     const outputName = session.outputNames[processing.outputIndex];

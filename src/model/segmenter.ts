@@ -22,6 +22,11 @@ export interface Segmenter {
    * photo in its own proportions, and its mask comes back stretched like the pictures.
    */
   segment(pictures: readonly RawImage[], aspect?: number): Promise<RawImage[]>;
+  /**
+   * Set once the model can run no more (its thread died, or its GPU was lost): every run then
+   * fails at once with this 503 `not_ready`. Absent on segmenters that cannot fail so (fakes).
+   */
+  readonly failure?: Error;
   /** Waits for the runs in progress, then frees the model. */
   close(): Promise<void>;
 }
