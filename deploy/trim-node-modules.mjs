@@ -2,6 +2,8 @@
 // node_modules what the server in the image never loads, and prints what it took and its size.
 // - onnxruntime-node: the binaries of other platforms and CPUs (it loads
 //   bin/napi-v6/<platform>/<arch>, src/model/segmenter-worker.ts).
+// - sharp: its WebAssembly build and other platforms' binaries (it loads
+//   @img/sharp-<platform>-<arch> and falls back to WebAssembly only where there is none).
 // - onnxruntime-web: a dependency of the model data package; Cutout runs onnxruntime-node.
 // - @imgly/background-removal-data: the medium model's chunks (the image serves model.onnx,
 //   assembled from them at build time, through CUTOUT_MODEL_PATH) and the WebAssembly builds of
@@ -34,6 +36,12 @@ statSync(join(loaded, 'onnxruntime_binding.node')); // throws, and fails the bui
 for (const platform of readdirSync(ort)) {
   if (platform !== process.platform) remove(join(ort, platform), 'another platform');
   else for (const arch of readdirSync(join(ort, platform))) if (arch !== process.arch) remove(join(ort, platform, arch), 'another CPU');
+}
+
+const sharpHere = [`sharp-${process.platform}-${process.arch}`, `sharp-libvips-${process.platform}-${process.arch}`];
+statSync(join('node_modules/@img', sharpHere[0])); // sharp's binary for this platform must be there
+for (const name of readdirSync('node_modules/@img')) {
+  if (name.startsWith('sharp-') && !sharpHere.includes(name)) remove(join('node_modules/@img', name), 'another platform');
 }
 
 remove('node_modules/onnxruntime-web', 'not loaded');
