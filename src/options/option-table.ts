@@ -93,10 +93,12 @@ const PLACEMENT: OptionCost = { when: (answer) => !!answer.placement, answer: B.
  * Every option a removal takes, on every wire, under remove.bg's name wherever remove.bg has
  * one. The order is the order of the docs' table and of the CLI's help.
  *
- * A new option goes here (and its effect in the finishing steps); the native JSON and form
- * reading, remove.bg's and Photoroom's reading, the request schema of the OpenAPI document,
- * the CLI's flags, try-it's "More options", the SDK's option type (`npx tsx
- * scripts/client-options.ts`) and the upload's field limit all follow from this table.
+ * A new option goes here, with what it costs in memory (and its effect in the answer's spec
+ * and the finishing steps); the native JSON and form reading, remove.bg's and Photoroom's
+ * reading, the request schemas of both OpenAPI documents, the CLI's flags, try-it's "More
+ * options", the memory estimate and the upload's field limit follow from this table, and two
+ * scripts write the rest from it: the SDK's option types (`npx tsx scripts/client-options.ts`)
+ * and the docs' option table and memory formula (`npx tsx scripts/docs/option-docs.ts`).
  */
 export const OPTIONS = {
   format: declare({

@@ -76,7 +76,8 @@ export async function finishImage(job: FinishJob, mask: RawImage, inputs: Finish
   const scale = photo.width / fullWidth;
   // The alpha step writes into the photo's pixels, still opaque here: a background made of
   // the photo keeps a copy (new Uint8Array copies; a Buffer's slice() would be a view).
-  const original = answer.background && 'blur' in answer.background ? { ...photo, data: new Uint8Array(photo.data) } : undefined;
+  const blur = answer.background && 'blur' in answer.background ? answer.background.blur : undefined;
+  const original = blur !== undefined ? { ...photo, data: new Uint8Array(photo.data) } : undefined;
 
   // 1. alpha, over the part of the photo the model saw (in the decoded photo's pixels), and
   // only what lies in the region of interest kept
@@ -109,7 +110,7 @@ export async function finishImage(job: FinishJob, mask: RawImage, inputs: Finish
   if (answer.shadow) cutout = await castShadow(cutout, answer.shadow);
   const cap = pixelCap(cutout, answer.maxPixels);
   cutout = await fitInside(cutout, smaller(answer.maxWidth, cap?.width), smaller(answer.maxHeight, cap?.height));
-  const background = original ? { image: await blurredPhoto(original, frame, cutout, (answer.background as { blur: number }).blur, job.maxPixels) } : await backgroundFor(answer, inputs, cutout, job.maxPixels);
+  const background = original && blur !== undefined ? { image: await blurredPhoto(original, frame, cutout, blur, job.maxPixels) } : await backgroundFor(answer, inputs, cutout, job.maxPixels);
   if (background) cutout = await overBackground(cutout, background);
   if (answer.channels === 'alpha') cutout = alphaChannel(cutout);
   const compose = performance.now() - start;
