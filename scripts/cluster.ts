@@ -9,7 +9,10 @@
  *   4. a token revoked at one replica is refused at every one at once; the rate limit and
  *      the sign-in throttle hold across replicas;
  *   5. jobs across replicas: a job of 500 images (from a local HTTP server) on two replicas,
- *      one killed with SIGKILL part-way: every image done once and counted once.
+ *      one killed with SIGKILL part-way: every image done once and counted once;
+ *   6. a Redis that forgets: a job of 100 images on two replicas, FLUSHDB once a fifth is
+ *      done: every image once and counted once, no replica restarted, within 2 minutes of
+ *      the flush plus the work left (reconciliation from the database).
  *
  * It prints a table of requests by outcome per phase and what HAProxy adds to a request's
  * latency, and exits non-zero if any check failed. Everything it starts lives in a
@@ -20,7 +23,8 @@
  *   npm run cluster -- --keep            # keeps the temporary directory (logs) afterwards
  *   npm run cluster -- --loopback        # replicas on loopback ports even where namespaces can be made
  *   npm run cluster -- --job-items 50    # phase 5's job of 50 images instead of 500
- *   npm run cluster -- --jobs-only       # two replicas and phase 5 alone
+ *   npm run cluster -- --flush-items 40  # phase 6's job of 40 images instead of 100
+ *   npm run cluster -- --jobs-only       # two replicas and phases 5 and 6 alone
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -36,6 +40,7 @@ import { processMemory, readBackendCounters } from './cluster/backend-counters.j
 import { DashboardClient } from './cluster/dashboard-client.js';
 import { askSocket, startHaproxy, type ClusterHaproxy } from './cluster/haproxy.js';
 import { json, problemCode, request, type Answer } from './cluster/http.js';
+import { runFlushPhase } from './cluster/flush-phase.js';
 import { runJobsPhase } from './cluster/jobs-phase.js';
 import { ClosedLoopLoad, type LoadClient, type Outcome } from './cluster/load.js';
 import { createNetwork, type ClusterNetwork } from './cluster/network.js';
@@ -55,8 +60,13 @@ const argument = (name: string) => {
 const JOB_ITEMS = Number(argument('--job-items') ?? 500);
 const JOBS_ONLY = process.argv.includes('--jobs-only');
 if (!Number.isInteger(JOB_ITEMS) || JOB_ITEMS < 10 || JOB_ITEMS > 10_000) throw new Error('--job-items takes a whole number from 10 to 10000');
+/** Phase 6's job: its number of images. */
+const FLUSH_ITEMS = Number(argument('--flush-items') ?? 100);
+if (!Number.isInteger(FLUSH_ITEMS) || FLUSH_ITEMS < 10 || FLUSH_ITEMS > 10_000) throw new Error('--flush-items takes a whole number from 10 to 10000');
+/** The replicas' CUTOUT_JOB_RECONCILE_MS. */
+const RECONCILE_MS = 30_000;
 /** The whole run, set-up included, is stopped past this: the phases, and the job at a few seconds an image. */
-const RUN_LIMIT_MS = 15 * 60_000 + JOB_ITEMS * 4000;
+const RUN_LIMIT_MS = 18 * 60_000 + (JOB_ITEMS + FLUSH_ITEMS) * 4000;
 /** The photos of phase 5's job, when the shared fixtures are there. */
 const SHARED_PHOTOS = fileURLToPath(new URL('../../shared/fixtures/photos', import.meta.url));
 const REMOVAL_CLIENTS = 5;
@@ -119,6 +129,7 @@ async function main(): Promise<number> {
     ...(await startScriptEnvironment(ROOT)),
     CUTOUT_DATA_DIR: join(dir, 'data'),
     CUTOUT_INFERENCE_THREADS: '1',
+    CUTOUT_JOB_RECONCILE_MS: String(RECONCILE_MS),
     CUTOUT_DRAIN_DELAY_MS: String(DRAIN_DELAY_MS),
     CUTOUT_SHUTDOWN_GRACE_MS: '60000',
     CUTOUT_TRUST_PROXY: 'true',
@@ -182,7 +193,7 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
   const [account] = await store.listAccounts();
   const tokenIds: Record<string, string> = {};
   const userTokenIds: Record<string, string> = {};
-  for (const name of [...Array.from({ length: REMOVAL_CLIENTS }, (_, i) => `load-${i + 1}`), 'exchange', 'victim', 'limited', 'jobs']) {
+  for (const name of [...Array.from({ length: REMOVAL_CLIENTS }, (_, i) => `load-${i + 1}`), 'exchange', 'victim', 'limited', 'jobs', 'flush']) {
     const created = await tokens.createUserToken(name, null, account.id);
     tokenIds[name] = created.tokenId;
     userTokenIds[name] = created.token.id;
@@ -209,8 +220,29 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
       check: (what, ok) => check('5. jobs across replicas', what, ok),
     });
   };
+  const flushPhase = async () => {
+    say(`— 6. a Redis that forgets (${FLUSH_ITEMS} images, ${r1.name} and ${r2.name}; FLUSHDB part-way)`);
+    if (!r2.running) {
+      await r2.start();
+      say(`${r2.name} started again for the phase`);
+    }
+    const photoFiles = existsSync(SHARED_PHOTOS) ? readdirSync(SHARED_PHOTOS).filter((file) => file.endsWith('.jpg')).map((file) => join(SHARED_PHOTOS, file)) : [];
+    return runFlushPhase({
+      workers: [r1, r2],
+      managedToken: await exchange(r1.origin, 'flush'),
+      userTokenId: userTokenIds.flush,
+      dataDir: join(cluster.dir, 'data'),
+      postgresUrl: postgres.urlFrom('127.0.0.1'),
+      redisUrl: cluster.redis.urlFrom('127.0.0.1'),
+      photoFiles,
+      items: FLUSH_ITEMS,
+      reconcileMs: RECONCILE_MS,
+      say,
+      check: (what, ok) => check('6. a Redis that forgets', what, ok),
+    });
+  };
   if (JOBS_ONLY) {
-    const figures = await jobsPhase();
+    const figures = { jobs: await jobsPhase(), flush: await flushPhase() };
     await writeFile(join(cluster.dir, 'jobs.json'), JSON.stringify(figures, null, 2));
     return summarizeChecks();
   }
@@ -412,9 +444,13 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
   process.stdout.write(
     `Jobs across replicas: ${jobs.items} images in ${jobs.seconds.toFixed(1)} s (${jobs.itemsPerSecond.toFixed(2)} images/s on two replicas, one killed after ${jobs.succeededAtKill}), ${jobs.redone} started again\n`,
   );
+  const flush = await flushPhase();
+  process.stdout.write(
+    `A Redis that forgets: ${flush.items} images, FLUSHDB after ${flush.succeededAtFlush}; done ${flush.secondsAfterFlush.toFixed(1)} s after it (the work left: ${flush.remainingWorkSeconds.toFixed(1)} s)\n`,
+  );
   const failures = load.outcomes.filter(failed);
   if (failures.length) process.stdout.write(`\nFailed requests:\n${failures.map((o) => `  ${o.requestId} sent at ${(o.start / 1000).toFixed(1)} s: ${outcomeLabel(o)}`).join('\n')}\n`);
-  await writeFile(join(cluster.dir, 'outcomes.json'), JSON.stringify({ phases, outcomes: load.outcomes, latency, countersBefore, countersAfter, memory, jobs }, null, 2));
+  await writeFile(join(cluster.dir, 'outcomes.json'), JSON.stringify({ phases, outcomes: load.outcomes, latency, countersBefore, countersAfter, memory, jobs, flush }, null, 2));
   return summarizeChecks();
 }
 

@@ -105,7 +105,7 @@ export async function runJobsPhase(parts: JobsPhaseParts): Promise<JobsPhaseFigu
 }
 
 /** An HTTP server on every address of the host that hands out `/photo/<n>.jpg` as photo n modulo their number. */
-async function servePhotos(photos: Buffer[]): Promise<Server> {
+export async function servePhotos(photos: Buffer[]): Promise<Server> {
   const server = createServer((req, res) => {
     const match = /^\/photo\/(\d+)\.jpg$/.exec(req.url ?? '');
     if (!match) return res.writeHead(404).end();
@@ -116,7 +116,7 @@ async function servePhotos(photos: Buffer[]): Promise<Server> {
 }
 
 /** A small photo drawn here, for machines without the shared fixtures. */
-function drawnPhoto(): Promise<Buffer> {
+export function drawnPhoto(): Promise<Buffer> {
   return sharp({ create: { width: 480, height: 360, channels: 3, background: { r: 230, g: 235, b: 240 } } })
     .composite([{ input: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="480" height="360"><circle cx="240" cy="180" r="110" fill="#e8761a"/></svg>') }])
     .jpeg()
