@@ -37,12 +37,13 @@ const execFileAsync = promisify(execFile);
 /**
  * `count` photos of `width` × `height` made from the fixtures' photos (round-robin), scaled up
  * and given a film grain (gaussian noise, sigma 24) before a JPEG at quality 95, so that their
- * subjects do not compress away in a PNG. Made once under `data/bench-jobs/`, kept for later runs.
+ * subjects do not compress away in a PNG. Made in the run's own folder (about 1 GB), which
+ * goes with it.
  */
-async function grainyPhotos(root: string, count: number, width: number, height: number): Promise<string> {
+async function grainyPhotos(root: string, work: string, count: number, width: number, height: number): Promise<string> {
   const sources = join(root, '../shared/fixtures/photos');
   const names = (await readdir(sources)).filter((name) => name.endsWith('.jpg')).sort();
-  const dir = join(root, `data/bench-jobs/zip64-${width}x${height}`);
+  const dir = join(work, 'zip64-photos');
   await mkdir(dir, { recursive: true });
   for (let i = 0; i < count; i++) {
     const path = join(dir, `photo-${String(i).padStart(3, '0')}.jpg`);
@@ -61,7 +62,7 @@ async function grainyPhotos(root: string, count: number, width: number, height: 
 
 /** A background of random pixels, which no PNG compresses: every result is about its raw size. */
 async function noiseBackground(path: string, width: number, height: number): Promise<void> {
-  if (!existsSync(path)) await sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toFile(path);
+  await sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toFile(path);
 }
 
 /** Every entry of the zip read by Python's zipfile (testzip checks each CRC), and `unzip -t`. */
@@ -95,18 +96,21 @@ with zipfile.ZipFile(sys.argv[1]) as archive:
  * One job of `count` grainy photos of `width` × `height` uploaded as files, each result a PNG
  * over an opaque background of random pixels (fetched by `bg_image_url` from a server here),
  * so that the results pass 4 GiB; waits for it, downloads its results zip to `work` and
- * checks every entry with Python's zipfile and `unzip -t`. The zip is deleted afterwards.
+ * checks every entry with Python's zipfile and `unzip -t`. The zip is deleted afterwards, the
+ * photos with `work`.
  */
 export async function runZip64Job(root: string, server: CutoutServer, work: string, { count, width, height }: { count: number; width: number; height: number }, log: (line: string) => void): Promise<Zip64JobResult> {
-  const folder = await grainyPhotos(root, count, width, height);
-  const background = join(root, `data/bench-jobs/noise-${width}x${height}.png`);
+  const folder = await grainyPhotos(root, work, count, width, height);
+  const background = join(work, 'noise.png');
   await noiseBackground(background, width, height);
   const files = (await readdir(folder)).filter((name) => name.endsWith('.jpg')).sort().slice(0, count);
   log(`photos: ${files.length} of ${width} × ${height} in ${folder}`);
 
   const backgroundServer = createServer((request, response) => {
     response.writeHead(200, { 'content-type': 'image/png' });
-    createReadStream(background).pipe(response);
+    createReadStream(background)
+      .on('error', (error) => response.destroy(error))
+      .pipe(response);
   });
   await new Promise<void>((resolve) => backgroundServer.listen(0, '127.0.0.1', resolve));
   const zipPath = join(work, 'results.zip');
