@@ -190,6 +190,14 @@ export const ConfigSchema = Type.Object({
     pattern: '^[A-Za-z0-9_-]{1,100}$',
     description: 'With REDIS_URL: the BullMQ queue the replicas share the jobs\' images through; deployments that share one Redis need one name each.',
   }),
+  jobMinShare: Type.Number({
+    env: 'CUTOUT_JOB_MIN_SHARE',
+    default: 0.1,
+    minimum: 0,
+    maximum: 1,
+    description:
+      "While images of jobs wait, the least share of the model's passes they get, taken as whole passes between requests' (one pass in round(1 / share)); per server. 0: jobs take only the passes requests leave.",
+  }),
   jobReconcileMs: Type.Integer({
     env: 'CUTOUT_JOB_RECONCILE_MS',
     default: 30_000,

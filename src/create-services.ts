@@ -39,7 +39,7 @@ export function createServices(config: Config, store: Store, options: { model?: 
       precision: config.modelPrecision,
       executionProvider: config.executionProvider,
     });
-  const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax });
+  const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax, jobShare: config.jobMinShare });
   const finisher = new FinishThread();
   const heic = new HeicThread();
   const services: Services = {

@@ -369,7 +369,7 @@ describe('deploy/kubernetes', () => {
 
     const hpa = ofKind('HorizontalPodAutoscaler');
     expect(hpa.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: deployment.metadata.name });
-    const metrics = new CutoutMetrics({ queued: 0, running: 0, passes: 0 });
+    const metrics = new CutoutMetrics({ queued: 0, running: 0, passes: 0, passesFor: { interactive: 0, job: 0 } });
     for (const metric of hpa.spec.metrics as { type: string; pods?: { metric: { name: string } } }[]) {
       if (metric.type === 'Pods') expect(metrics.registry.getSingleMetric(metric.pods!.metric.name), metric.pods!.metric.name).toBeDefined();
     }

@@ -182,8 +182,8 @@ describe('a job', () => {
 });
 
 describe('interactive requests first', () => {
-  it('starts no item while the model is taken by a request, and goes on once it is free', async () => {
-    const { t, auth, segmenter } = await jobApp();
+  it('with CUTOUT_JOB_MIN_SHARE 0, starts no item while the model is taken by a request, and goes on once it is free', async () => {
+    const { t, auth, segmenter } = await jobApp({ jobMinShare: 0 });
     // A synchronous request holding the model, as one does while it prepares its photo.
     const release = t.app.queue.claim()!;
     const { id } = (await createJob(t, auth, { images: images('/photo/i0.png', '/photo/i1.png') })).json();
@@ -191,6 +191,39 @@ describe('interactive requests first', () => {
     expect([segmenter.runs, (await get(t, auth, `/api/v1/jobs/${id}`)).json().counts.queued]).toEqual([0, 2]);
     release();
     expect((await finished(t, auth, id)).counts.succeeded).toBe(2);
+  });
+
+  it('takes its share of the passes while requests keep the model busy: one in round(1 / CUTOUT_JOB_MIN_SHARE)', async () => {
+    const { t, auth, segmenter } = await jobApp({ jobMinShare: 0.5 });
+    // Requests in the model's queue, each holding its pass until the test lets it end.
+    const held: (() => void)[] = [];
+    const request = () => t.app.queue.run(() => new Promise<void>((resolve) => held.push(resolve)));
+    const requests = [request(), request(), request(), request()];
+    const { id } = (await createJob(t, auth, { images: images('/photo/s0.png', '/photo/s1.png') })).json();
+    // The runner starts one image while the model is busy; it waits behind the first request.
+    await until(() => t.app.queue.jobWaitsForShare, 'an image of the job to wait for its share');
+    expect(held).toHaveLength(1);
+    held.shift()!();
+    // The second pass is the next request's (one in two), the third the job's.
+    await until(() => held.length === 1, 'the second request to run');
+    expect(segmenter.runs).toBe(0);
+    held.shift()!();
+    await until(() => segmenter.runs === 1, "the job's image to run");
+    expect(t.app.queue.passesFor).toEqual({ interactive: 2, job: 1 });
+    // The job's second image waits again for its turn; the requests go on.
+    await until(() => held.length === 1, 'the third request to run');
+    for (let ended = 0; ended < 2; ended++) {
+      held.shift()!();
+      await until(() => held.length === 1 || t.app.queue.passesFor.interactive === 4, 'the next pass');
+    }
+    // Its owner sees it wait behind the requests, at its share, one image ended in the window.
+    await until(async () => (await get(t, auth, `/api/v1/jobs/${id}`)).json().counts.succeeded === 1, 'the first image to be recorded');
+    expect((await get(t, auth, `/api/v1/jobs/${id}`)).json().progress).toMatchObject({ pace: 'minimum_share', minimum_share: 0.5, images_per_minute: 0.2 });
+    await Promise.all(requests);
+    const done = await finished(t, auth, id);
+    expect([done.counts.succeeded, done.progress]).toEqual([2, null]);
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^cutout_model_passes_total\{for="job"\} 2$/m);
   });
 
   it('starts no item once the process drains', async () => {

@@ -70,7 +70,8 @@ describe('GET /metrics', () => {
     expect(sample(text, 'cutout_queue_wait_seconds_count')).toBe(2);
     expect(sample(text, 'cutout_inference_seconds_sum')).toBeGreaterThan(2 * 0.015);
     expect(sample(text, 'cutout_inference_seconds_sum')).toBeLessThan(10);
-    expect(sample(text, 'cutout_model_passes_total')).toBe(2);
+    expect(sample(text, 'cutout_model_passes_total', { for: 'interactive' })).toBe(2);
+    expect(sample(text, 'cutout_model_passes_total', { for: 'job' })).toBe(0);
     expect(sample(text, 'cutout_queue_waiting_images')).toBe(0);
     expect(sample(text, 'cutout_model_running')).toBe(0);
     // Node's own, from prom-client's defaults.
@@ -132,7 +133,7 @@ describe('GET /metrics', () => {
       const after = (await scrape(busy)).body;
       expect(sample(after, 'cutout_queue_waiting_images')).toBe(0);
       expect(sample(after, 'cutout_memory_reserved_bytes')).toBe(0);
-      expect(sample(after, 'cutout_model_passes_total')).toBe(3);
+      expect(sample(after, 'cutout_model_passes_total', { for: 'interactive' })).toBe(3);
       // Two of the three waited for the model: the histogram saw it.
       expect(sample(after, 'cutout_queue_wait_seconds_bucket', { le: '0.05' })).toBeLessThanOrEqual(1);
       expect(sample(after, 'cutout_queue_wait_seconds_count')).toBe(3);

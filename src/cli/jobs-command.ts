@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { CutoutApiError, CutoutClient, type Job } from '@cutout/client';
+import { progressText } from '../jobs/progress-text.js';
 import { printTable } from './print-table.js';
 import { serverOf, SERVER_FLAGS } from './server-flags.js';
 import { UsageError } from './usage-error.js';
@@ -54,6 +55,7 @@ async function jobs(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   }
   const first = await client.jobs.get(id, { perPage: 1000 });
   printTable([HEADER, row(first)]);
+  if (first.progress) console.log(`\n${progressText(first.progress)}`);
   const failed = [];
   for (let page = first, at = 1; ; page = await client.jobs.get(id, { page: ++at, perPage: 1000 })) {
     failed.push(...page.items.filter((item) => item.state === 'failed'));

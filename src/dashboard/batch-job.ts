@@ -1,4 +1,5 @@
 import type { JobService } from '../jobs/job-service.js';
+import { progressText } from '../jobs/progress-text.js';
 import type { JobCounts, JobRecord } from '../store/job-records.js';
 
 /** Where the Batch page finds a job: the dashboard's own routes, which take the session, not a token. */
@@ -6,9 +7,10 @@ export const batchJobUrl = (jobId: string): string => `/dashboard/batch/jobs/${j
 
 /**
  * A job as the Batch page sees it: the API's summary (`jobSummary`), with the dashboard's
- * URLs in place of the API's, and the user token it counts against.
+ * URLs in place of the API's, the user token it counts against, and its progress in words
+ * (`progress-text.ts`, as `cutout jobs show` prints it).
  */
-export type BatchJob = Awaited<ReturnType<JobService['summaryOf']>> & { user_token_id: string };
+export type BatchJob = Awaited<ReturnType<JobService['summaryOf']>> & { user_token_id: string; progress_text: string | null };
 
 /**
  * The Batch page's JSON of a job, with its counts (read now unless given).
@@ -17,5 +19,9 @@ export type BatchJob = Awaited<ReturnType<JobService['summaryOf']>> & { user_tok
  */
 export async function batchJob(service: JobService, job: JobRecord, counts?: JobCounts): Promise<BatchJob> {
   const summary = await service.summaryOf(job, counts);
-  return { ...summary, status_url: batchJobUrl(job.id), results_url: `${batchJobUrl(job.id)}/results`, user_token_id: job.userTokenId };
+  const { progress } = summary;
+  const progress_text = progress
+    ? progressText({ imagesPerMinute: progress.images_per_minute, estimatedFinishAt: progress.estimated_finish_at, pace: progress.pace, minimumShare: progress.minimum_share })
+    : null;
+  return { ...summary, status_url: batchJobUrl(job.id), results_url: `${batchJobUrl(job.id)}/results`, user_token_id: job.userTokenId, progress_text };
 }

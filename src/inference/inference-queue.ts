@@ -6,7 +6,16 @@ export interface InferenceQueueOptions {
   concurrency: number;
   /** Jobs that may wait; one more is refused with 503 queue_full at once. */
   maxQueued: number;
+  /**
+   * CUTOUT_JOB_MIN_SHARE: while an image of a job (a batch job's, `jobSlot`) waits, at least
+   * this share of the passes that start are jobs': one pass in `round(1 / share)`. 0: jobs
+   * take only the passes requests leave. Default 0.
+   */
+  jobShare?: number;
 }
+
+/** Who a model pass was for: a request waiting for its answer, or an image of a batch job. */
+export type PassFor = 'interactive' | 'job';
 
 /** How many times a large photo waiting for the model may be overtaken by small ones that came after it. */
 export const MAX_OVERTAKES = 2;
@@ -17,6 +26,8 @@ interface Waiter {
   large: boolean;
   /** Small images that were let past this one. */
   overtaken: number;
+  /** An image of a batch job: it takes its turns by the job share, not in the line. */
+  forJob: boolean;
 }
 
 /**
@@ -29,6 +40,10 @@ interface Waiter {
  * a few of them would take several times its time alone. A waiting small photo is let past
  * the large ones before it, each of which may be overtaken at most {@link MAX_OVERTAKES}
  * times, so a large photo still gets its turn while small ones keep coming.
+ *
+ * Batch jobs' images come through `jobSlot`. They wait outside that line: one starts when no
+ * request waits, and also, while requests keep the model busy, as every `round(1 / jobShare)`-th
+ * pass, so that a job always moves. A pass under way is never preempted.
  */
 export class InferenceQueue implements ModelSlot {
   readonly #concurrency: number;
@@ -38,10 +53,60 @@ export class InferenceQueue implements ModelSlot {
   #passes = 0;
   #claims = 0;
   #averageMs = 1500;
+  readonly #jobShare: number;
+  /** A job's image takes every this-many-th pass while requests wait; Infinity when the share is 0. */
+  readonly #jobEvery: number;
+  /** Passes started for requests since the last one for a job, while a job's image waited. */
+  #sinceJobPass = 0;
+  readonly #passesFor: Record<PassFor, number> = { interactive: 0, job: 0 };
+  #lastRequestPassAt = Number.NEGATIVE_INFINITY;
+
+  /**
+   * The model's turn for batch jobs' images: claims and runs as `run`, waiting by the job share.
+   * A job runner starts an image when {@link mayStartJob} says so.
+   */
+  readonly jobSlot: ModelSlot = {
+    claim: () => this.claim(),
+    run: (work, signal, options) => this.run(work, signal, { ...options, forJob: true }),
+  };
 
   constructor(options: InferenceQueueOptions) {
     this.#concurrency = options.concurrency;
     this.#maxQueued = options.maxQueued;
+    this.#jobShare = options.jobShare ?? 0;
+    this.#jobEvery = this.#jobShare > 0 ? Math.max(1, Math.round(1 / this.#jobShare)) : Number.POSITIVE_INFINITY;
+  }
+
+  /** The passes run so far, by whom they were for. */
+  get passesFor(): Readonly<Record<PassFor, number>> {
+    return this.#passesFor;
+  }
+
+  /** The job share this queue keeps (CUTOUT_JOB_MIN_SHARE). */
+  get jobShare(): number {
+    return this.#jobShare;
+  }
+
+  /**
+   * Whether a job runner with `jobsUnderWay` images of jobs under way may start another: while
+   * the model is idle, always (the runner keeps its own limit); while requests keep it busy,
+   * one at a time when the queue keeps a job share, so that one is ready when its turn comes.
+   */
+  mayStartJob(jobsUnderWay: number): boolean {
+    return this.idle || (this.#jobShare > 0 && jobsUnderWay === 0);
+  }
+
+  /**
+   * True when a request's pass ended within the last `ms`: requests keep the model busy, and
+   * jobs advance at their share rather than with every pass.
+   */
+  requestsWithin(ms: number): boolean {
+    return performance.now() - this.#lastRequestPassAt < ms;
+  }
+
+  /** True while a job's image waits behind requests for its share of the passes. */
+  get jobWaitsForShare(): boolean {
+    return this.#waiting.some((waiter) => waiter.forJob) && this.#waiting.some((waiter) => !waiter.forJob);
   }
 
   get running(): number {
@@ -79,9 +144,9 @@ export class InferenceQueue implements ModelSlot {
     };
   }
 
-  /** True when a new job would be refused right now. */
+  /** True when a new request would be refused right now. */
   get full(): boolean {
-    return this.#running >= this.#concurrency && this.#waiting.length >= this.#maxQueued;
+    return this.#running >= this.#concurrency && this.#requestsWaiting() >= this.#maxQueued;
   }
 
   /** Seconds a client should wait before retrying, from the queue's length and recent run times. */
@@ -100,12 +165,14 @@ export class InferenceQueue implements ModelSlot {
   /**
    * Runs `work` when a slot is free. Throws queue_full at once when the queue is full, and
    * the signal's reason if it aborts while waiting. `large`: the photo is over
-   * LARGE_PHOTO_PIXELS, and small photos that come later may go first.
+   * LARGE_PHOTO_PIXELS, and small photos that come later may go first. `forJob`: an image of
+   * a batch job (`jobSlot`), which takes its turn by the job share and is never refused as
+   * queue_full (its runner starts one at a time while the model is busy).
    */
-  async run<T>(work: () => Promise<T>, signal?: AbortSignal, { large = false }: { large?: boolean } = {}): Promise<T> {
+  async run<T>(work: () => Promise<T>, signal?: AbortSignal, { large = false, forJob = false }: { large?: boolean; forJob?: boolean } = {}): Promise<T> {
     signal?.throwIfAborted();
     if (this.#running >= this.#concurrency) {
-      if (this.#waiting.length >= this.#maxQueued) throw this.fullError();
+      if (!forJob && this.#requestsWaiting() >= this.#maxQueued) throw this.fullError();
       await new Promise<void>((resolve, reject) => {
         const entry: Waiter = {
           start: () => {
@@ -114,6 +181,7 @@ export class InferenceQueue implements ModelSlot {
           },
           large,
           overtaken: 0,
+          forJob,
         };
         const onAbort = () => {
           const at = this.#waiting.indexOf(entry);
@@ -131,6 +199,8 @@ export class InferenceQueue implements ModelSlot {
       return await work();
     } finally {
       this.#passes++;
+      this.#passesFor[forJob ? 'job' : 'interactive']++;
+      if (!forJob) this.#lastRequestPassAt = performance.now();
       this.#averageMs = 0.8 * this.#averageMs + 0.2 * (performance.now() - started);
       const next = this.#next();
       if (next) next.start();
@@ -138,18 +208,42 @@ export class InferenceQueue implements ModelSlot {
     }
   }
 
+  /** Requests waiting, not counting jobs' images: the line `maxQueued` bounds. */
+  #requestsWaiting(): number {
+    return this.#waiting.reduce((count, waiter) => count + (waiter.forJob ? 0 : 1), 0);
+  }
+
   /**
-   * Takes the next image from the waiting line: the first, unless it is large and may still
-   * be overtaken and a small one waits behind it; then that small one, and every large one it
-   * passes counts an overtaking.
+   * Takes the next image to run: a job's when no request waits, or when requests have had
+   * `#jobEvery - 1` passes since a job's last one; otherwise a request's (`#nextRequest`).
    */
   #next(): Waiter | undefined {
-    const first = this.#waiting[0];
-    if (!first?.large) return this.#waiting.shift();
-    const small = this.#waiting.findIndex((waiter) => !waiter.large);
-    const passed = this.#waiting.slice(0, Math.max(0, small));
-    if (small < 0 || passed.some((waiter) => waiter.overtaken >= MAX_OVERTAKES)) return this.#waiting.shift();
+    const job = this.#waiting.find((waiter) => waiter.forJob);
+    const requests = this.#waiting.filter((waiter) => !waiter.forJob);
+    let chosen: Waiter | undefined;
+    if (job && (requests.length === 0 || this.#sinceJobPass + 1 >= this.#jobEvery)) {
+      this.#sinceJobPass = 0;
+      chosen = job;
+    } else {
+      chosen = this.#nextRequest(requests);
+      if (chosen && job) this.#sinceJobPass++;
+    }
+    if (chosen) this.#waiting.splice(this.#waiting.indexOf(chosen), 1);
+    return chosen;
+  }
+
+  /**
+   * The request to run next: the first, unless it is large and may still be overtaken and a
+   * small one waits behind it; then that small one, and every large one it passes counts an
+   * overtaking.
+   */
+  #nextRequest(line: readonly Waiter[]): Waiter | undefined {
+    const first = line[0];
+    if (!first?.large) return first;
+    const small = line.findIndex((waiter) => !waiter.large);
+    const passed = line.slice(0, Math.max(0, small));
+    if (small < 0 || passed.some((waiter) => waiter.overtaken >= MAX_OVERTAKES)) return first;
     for (const waiter of passed) waiter.overtaken++;
-    return this.#waiting.splice(small, 1)[0];
+    return line[small];
   }
 }

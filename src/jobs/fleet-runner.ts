@@ -14,7 +14,7 @@ import { ItemStop, runJobItem, type ItemRunParts } from './run-job-item.js';
 /** What the fleet's worker needs of the process: the embedded runner's parts, and Redis. */
 export interface FleetRunnerParts extends ItemRunParts {
   config: Pick<Config, 'dataDir' | 'requestTimeoutMs' | 'inferenceConcurrency' | 'jobQueue' | 'jobStalledMs'> & { redisUrl: string };
-  queue: Pick<InferenceQueue, 'idle'>;
+  queue: Pick<InferenceQueue, 'mayStartJob'>;
   model: Pick<ModelService, 'ready'>;
   drain?: Pick<DrainState, 'draining'>;
   /** The app's shared connection (`app.redis`): cancellations are published on it, and heard on a copy of it. */
@@ -245,10 +245,10 @@ export class FleetRunner implements JobWork {
     await this.#subscriber.quit().catch(() => this.#subscriber.disconnect());
   }
 
-  /** Whether this replica may start an item now: its model ready and idle, a place free, not draining. */
+  /** Whether this replica may start an item now: its model ready, idle or owing jobs their share, a place free, not draining. */
   #mayStart(): boolean {
     const { queue, model, drain } = this.#parts;
-    return this.#entries < this.#concurrency && queue.idle && model.ready && !drain?.draining;
+    return this.#entries < this.#concurrency && queue.mayStartJob(this.#entries) && model.ready && !drain?.draining;
   }
 
   /**

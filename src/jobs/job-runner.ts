@@ -10,7 +10,7 @@ import { ItemStop, runJobItem, type ItemRunParts } from './run-job-item.js';
 /** What the runner needs of the process: what working on an item needs, and the model's queue. */
 export interface JobRunnerParts extends ItemRunParts {
   config: Pick<Config, 'dataDir' | 'requestTimeoutMs' | 'inferenceConcurrency'>;
-  queue: Pick<InferenceQueue, 'idle'>;
+  queue: Pick<InferenceQueue, 'mayStartJob'>;
   model: Pick<ModelService, 'ready'>;
   /** Once the process drains (SIGTERM), no new item is started; those under way finish or go back at close. */
   drain?: Pick<DrainState, 'draining'>;
@@ -31,10 +31,10 @@ const AFTER_HAND_BACK_MS = 1000;
  * guards, the same pipeline, the same problem code when it fails), and writes each result
  * under the data directory.
  *
- * Interactive requests come first: an item is started only while the model's queue is idle
- * (nothing waiting, a slot free) and fewer than `inFlight` items are under way, so a job
- * only uses the capacity the removal endpoints leave, and a request that arrives meanwhile
- * waits behind at most the items already started. Tokens take turns, and each token's jobs
+ * Interactive requests come first, and jobs always move: an item is started while the
+ * model's queue is idle (nothing waiting, a slot free) and fewer than `inFlight` items are
+ * under way, and, while requests keep the model busy, one at a time, to take the passes the
+ * job share keeps for jobs (CUTOUT_JOB_MIN_SHARE, `InferenceQueue.mayStartJob`). Tokens take turns, and each token's jobs
  * take turns (`job-turns.ts`). An item is counted in the token's usage in the transaction
  * that ends it (`finishJobItem`), and only by the claim that still holds it, so an item
  * redone after a restart is counted once. The store's claim keeps the recovery rule
@@ -120,7 +120,7 @@ export class JobRunner implements JobWork {
         this.#requeued = true;
         if (requeued > 0) log.info({ requeued }, 'job items left running by the previous process queued again');
       }
-      while (!this.#closed && !this.#parts.drain?.draining && this.#mayHaveWork && Date.now() >= this.#holdUntil && this.#items.size < this.#inFlight && queue.idle && model.ready) {
+      while (!this.#closed && !this.#parts.drain?.draining && this.#mayHaveWork && Date.now() >= this.#holdUntil && this.#items.size < this.#inFlight && queue.mayStartJob(this.#items.size) && model.ready) {
         const claim = await this.#claimNext();
         if (!claim) {
           this.#mayHaveWork = false;

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
+import type { InferenceQueue } from '../inference/inference-queue.js';
 import { CutoutError } from '../errors.js';
 import type { JobCounts, JobRecord, NewJobItem } from '../store/job-records.js';
 import type { Store } from '../store/store.js';
@@ -10,7 +11,7 @@ import { newJobId } from './job-ids.js';
 import { checkWebhookUrl, type WebhookAddressRules } from './webhook-address.js';
 import type { JobWork } from './job-work.js';
 import { readJobUpload } from './job-upload.js';
-import { jobSummary } from './job-view.js';
+import { jobSummary, PACE_WINDOW_MINUTES, type JobProgress } from './job-view.js';
 import { jobFolder, resultFileName } from './result-files.js';
 import type { ZipEntry } from './results-zip.js';
 
@@ -42,7 +43,12 @@ export interface JobServiceDeps {
   runner: JobWork;
   /** The address rules a job's `webhook_url` is held to (those of image URLs). */
   webhookRules: WebhookAddressRules;
+  /** The model's queue, for what it gives jobs now (`progress.pace`). */
+  queue: Pick<InferenceQueue, 'requestsWithin' | 'jobShare'>;
 }
+
+/** Requests keep the model busy when one of theirs ended within this long. */
+const BUSY_WITHIN_MS = 10_000;
 
 /**
  * What every way of making and following a job shares: the API's routes (`job-routes.ts`,
@@ -55,9 +61,25 @@ export interface JobServiceDeps {
 export class JobService {
   constructor(private readonly deps: JobServiceDeps) {}
 
-  /** The JSON of a job, with its counts (read now unless given). */
+  /** The JSON of a job, with its counts (read now unless given) and, while unfinished, its progress. */
   async summaryOf(job: JobRecord, counts?: JobCounts) {
-    return jobSummary(job, counts ?? (await this.deps.store.countJobItems(job.id)));
+    const known = counts ?? (await this.deps.store.countJobItems(job.id));
+    return jobSummary(job, known, job.status === 'queued' || job.status === 'running' ? await this.progressOf(job, known) : null);
+  }
+
+  /** An unfinished job's pace over the last minutes, its estimated end at that pace, and what the model gives jobs now. */
+  async progressOf(job: JobRecord, counts: JobCounts): Promise<JobProgress> {
+    const { store, queue } = this.deps;
+    const now = Date.now();
+    const ended = await store.countJobItemsEndedSince(job.id, new Date(now - PACE_WINDOW_MINUTES * 60_000).toISOString());
+    const perMinute = ended / PACE_WINDOW_MINUTES;
+    const left = counts.queued + counts.running;
+    return {
+      images_per_minute: Math.round(perMinute * 10) / 10,
+      estimated_finish_at: perMinute > 0 ? new Date(now + (left / perMinute) * 60_000).toISOString() : null,
+      pace: queue.requestsWithin(BUSY_WITHIN_MS) ? 'minimum_share' : 'all_passes',
+      minimum_share: queue.jobShare,
+    };
   }
 
   /**

@@ -20,6 +20,30 @@ const Counts = Type.Object(
   { description: "The job's items by state." },
 );
 
+/** How long a window a job's pace is measured over, in minutes. */
+export const PACE_WINDOW_MINUTES = 5;
+
+const Progress = Type.Object(
+  {
+    images_per_minute: Type.Number({ description: `Images that ended (succeeded or failed) a minute, over the last ${PACE_WINDOW_MINUTES} minutes.` }),
+    estimated_finish_at: Nullable(Type.String({ description: 'When the job should end at that pace; null until an image has ended in the window.' })),
+    pace: Type.Union([Type.Literal('all_passes'), Type.Literal('minimum_share')], {
+      description:
+        "What the server answering gives jobs now: `all_passes` (no request keeps its model busy: jobs take every pass) or `minimum_share` (requests keep it busy: jobs get their minimum share, CUTOUT_JOB_MIN_SHARE, one pass in round(1 / share)).",
+    }),
+    minimum_share: Type.Number({ description: "The server's CUTOUT_JOB_MIN_SHARE." }),
+  },
+  { description: 'Where an unfinished job stands; null once it has ended.' },
+);
+
+/** An unfinished job's progress, as `Progress` describes it. */
+export interface JobProgress {
+  images_per_minute: number;
+  estimated_finish_at: string | null;
+  pace: 'all_passes' | 'minimum_share';
+  minimum_share: number;
+}
+
 /** The answer to a job's creation, and the head of every job answer. */
 export const JobSummary = Type.Object({
   id: Type.String({ description: 'The job\'s id: random, and the only way to it.' }),
@@ -31,6 +55,7 @@ export const JobSummary = Type.Object({
   counts: Counts,
   options: Type.Object({}, { additionalProperties: true, description: 'The output options as sent.' }),
   webhook_url: Nullable(Type.String()),
+  progress: Nullable(Progress),
 });
 
 const ItemView = Type.Object({
@@ -82,8 +107,8 @@ export const JobPage = Type.Object({
   next_page: Nullable(Type.String({ description: 'The next page of items, or null on the last.' })),
 });
 
-/** The JSON of a job, with its counts. */
-export function jobSummary(job: JobRecord, counts: JobCounts) {
+/** The JSON of a job, with its counts and, while it is unfinished, its progress. */
+export function jobSummary(job: JobRecord, counts: JobCounts, progress: JobProgress | null = null) {
   return {
     id: job.id,
     status: job.status,
@@ -94,6 +119,7 @@ export function jobSummary(job: JobRecord, counts: JobCounts) {
     counts: { total: job.itemCount, ...counts },
     options: job.options,
     webhook_url: job.webhookUrl,
+    progress,
   };
 }
 

@@ -60,7 +60,7 @@ export const jobsPlugin = fp(
       log: app.log.child({ component: 'webhooks' }),
       onOutcome: (outcome) => app.metrics?.countWebhookDelivery(outcome),
     });
-    const service = new JobService({ config, store, runner, webhookRules });
+    const service = new JobService({ config, store, runner, webhookRules, queue });
     app.decorate('jobs', { runner, sweeper, webhooks, service });
     app.metrics?.readJobItemsQueued(() => runner.queuedItems());
     app.addHook('onReady', async () => {

@@ -72,7 +72,7 @@ export async function runJobItem(parts: ItemRunParts, claim: ClaimedJobItem, sig
     const options = readOptions(claim.options, 'native');
     const photo = claim.inputPath ? await readFile(join(config.dataDir, claim.inputPath)) : await removals.fetch(claim.imageUrl ?? '', 'image_url', both);
     if (photo.length === 0) throw new CutoutError('invalid_request', 'The image is empty (0 bytes).');
-    const result = await removals.remove(photo, both, { options, deadline: due });
+    const result = await removals.remove(photo, both, { options, deadline: due, forJob: true });
     const path = resultPath(claim.jobId, claim.index, result.format);
     // A redo (after a restart, or on another replica) writes the same path: it replaces the result, never adds one.
     await writeAtomically(join(config.dataDir, path), result.bytes);

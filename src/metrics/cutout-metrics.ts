@@ -14,6 +14,8 @@ export interface QueueCounts {
   readonly running: number;
   /** Model runs done (or failed) since the start. */
   readonly passes: number;
+  /** The same, by whom each was for: a request, or an image of a batch job. */
+  readonly passesFor: Readonly<Record<'interactive' | 'job', number>>;
 }
 
 /** A loaded model as the provider gauges read it (ModelService.loaded). */
@@ -187,14 +189,17 @@ export class CutoutMetrics {
         },
       });
     }
-    let counted = 0;
+    const counted = { interactive: 0, job: 0 };
     new Counter({
       name: 'cutout_model_passes_total',
-      help: 'Model passes run for requests (each image is one pass).',
+      help: 'Model passes run (each image is one pass), by whom each was for: `interactive` (a request waiting for its answer) or `job` (an image of a batch job; CUTOUT_JOB_MIN_SHARE keeps its share).',
+      labelNames: ['for'],
       registers,
       collect() {
-        this.inc(queue.passes - counted);
-        counted = queue.passes;
+        for (const kind of ['interactive', 'job'] as const) {
+          this.inc({ for: kind }, queue.passesFor[kind] - counted[kind]);
+          counted[kind] = queue.passesFor[kind];
+        }
       },
     });
   }

@@ -36,6 +36,11 @@ export interface RemovalRequest {
    */
   deadline?: number;
   /**
+   * The removal is an image of a batch job: it takes the model's passes kept for jobs
+   * (CUTOUT_JOB_MIN_SHARE, `InferenceQueue.jobSlot`) rather than a place among requests.
+   */
+  forJob?: boolean;
+  /**
    * Keeps the removal's memory until its answer is sent: called, once the removal has its
    * result, with what releases it. Absent: released when `remove` returns.
    */
@@ -288,7 +293,7 @@ export class RemovalService {
     const work = removeBackground(bytes, {
       segmenter: model.segmenter,
       finisher: this.#finisher,
-      slot: this.#queue,
+      slot: request.forJob ? this.#queue.jobSlot : this.#queue,
       signal,
       maxPixels: config.maxPixels,
       pixels: parts.pixels,

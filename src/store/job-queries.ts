@@ -175,6 +175,17 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
       return counts;
     },
 
+    async countJobItemsEndedSince(jobId, since) {
+      const row = await db
+        .selectFrom('job_items')
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .where('job_id', '=', jobId)
+        .where('state', 'in', ['succeeded', 'failed'])
+        .where('finished_at', '>=', since)
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    },
+
     async listJobItems(jobId, offset, limit) {
       const rows = await db.selectFrom('job_items').selectAll().where('job_id', '=', jobId).orderBy('item_index').offset(offset).limit(limit).execute();
       return rows.map(toItem);

@@ -133,6 +133,8 @@ export interface JobStore {
   /** The account's jobs (as {@link findJobOfAccount} owns them), newest first, at most `limit`. */
   listJobsOfAccount(accountId: string, limit: number): Promise<JobRecord[]>;
   countJobItems(jobId: string): Promise<JobCounts>;
+  /** The job's items that ended (succeeded or failed) at or after `since`: its recent pace. */
+  countJobItemsEndedSince(jobId: string, since: string): Promise<number>;
   /** Items by index, from `offset`, at most `limit`. */
   listJobItems(jobId: string, offset: number, limit: number): Promise<JobItemRecord[]>;
   findJobItem(jobId: string, index: number): Promise<JobItemRecord | undefined>;

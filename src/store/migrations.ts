@@ -169,6 +169,14 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('user_tokens').addColumn('webhook_secret_generation', 'integer', (c) => c.notNull().defaultTo(0)).execute();
     },
   },
+  // One recovery rule for every runner: the holder of a running item says so now and then
+  // (`heartbeat_at`), so that the fleet's reconciliation can tell an item whose replica died
+  // from one still being worked on, whatever BullMQ remembers. Additive: older code ignores it.
+  '0006-job-item-recovery': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('job_items').addColumn('heartbeat_at', 'text').execute();
+    },
+  },
   // Rotating a webhook signing secret without refusing a delivery: a replaced generation keeps
   // signing until `signs_until` (src/auth/webhook-secrets.ts), beside the token's current one.
   '0007-webhook-rotation': {
@@ -180,14 +188,6 @@ const migrations: Record<string, Migration> = {
         .addColumn('signs_until', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('webhook_secret_overlaps_pkey', ['user_token_id', 'generation'])
         .execute();
-    },
-  },
-  // One recovery rule for every runner: the holder of a running item says so now and then
-  // (`heartbeat_at`), so that the fleet's reconciliation can tell an item whose replica died
-  // from one still being worked on, whatever BullMQ remembers. Additive: older code ignores it.
-  '0006-job-item-recovery': {
-    async up(db: Kysely<unknown>) {
-      await db.schema.alterTable('job_items').addColumn('heartbeat_at', 'text').execute();
     },
   },
 };

@@ -6,7 +6,7 @@ const sample = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+
 
 describe('cutout_second_looks_total', () => {
   it('counts the removals whose model took a second look, and only those', async () => {
-    const metrics = new CutoutMetrics({ queued: 0, running: 0, passes: 0 });
+    const metrics = new CutoutMetrics({ queued: 0, running: 0, passes: 0, passesFor: { interactive: 0, job: 0 } });
     expect(sample(await metrics.text(), 'cutout_second_looks_total')).toBe(0);
     metrics.observeRemoval({ queue: 1, inference: 500, model: 'isnet', looks: 2 }, 0.6);
     metrics.observeRemoval({ queue: 1, inference: 250, model: 'isnet', looks: 1 }, 0.3);

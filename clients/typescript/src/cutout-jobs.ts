@@ -19,6 +19,23 @@ export interface Job {
   /** The output options as sent. */
   options: Record<string, unknown>;
   webhookUrl: string | null;
+  /** Where an unfinished job stands; null once it has ended. */
+  progress: JobProgress | null;
+}
+
+/** An unfinished job's pace, its estimated end, and what the server gives jobs now. */
+export interface JobProgress {
+  /** Images that ended (succeeded or failed) a minute, over the last 5 minutes. */
+  imagesPerMinute: number;
+  /** When the job should end at that pace (ISO 8601); null until an image has ended in the window. */
+  estimatedFinishAt: string | null;
+  /**
+   * `all_passes`: no request keeps the server's model busy, jobs take every pass;
+   * `minimum_share`: requests keep it busy, jobs get their minimum share of the passes.
+   */
+  pace: 'all_passes' | 'minimum_share';
+  /** The server's CUTOUT_JOB_MIN_SHARE: jobs get at least one pass in round(1 / share) while requests wait. */
+  minimumShare: number;
 }
 
 /** One image of a job. */
@@ -28,6 +45,8 @@ export interface JobItem {
   id: string | null;
   imageUrl: string | null;
   state: JobItemState;
+  /** How many times it was started and its start counted (its server died with it); at 5 it fails with `too_many_starts`. */
+  attempts: number;
   contentType: string | null;
   /** Why it failed: the code, status and detail the removal endpoints would answer for this image. */
   problem: { code: string; status: number; detail: string } | null;
@@ -79,7 +98,8 @@ interface JobJson {
   counts: Job['counts'];
   options: Record<string, unknown>;
   webhook_url: string | null;
-  items?: { index: number; id: string | null; image_url: string | null; state: JobItemState; content_type: string | null; problem: JobItem['problem'] }[];
+  progress?: { images_per_minute: number; estimated_finish_at: string | null; pace: JobProgress['pace']; minimum_share: number } | null;
+  items?: { index: number; id: string | null; image_url: string | null; state: JobItemState; attempts?: number; content_type: string | null; problem: JobItem['problem'] }[];
   page?: number;
   per_page?: number;
   next_page?: string | null;
@@ -105,6 +125,9 @@ const toJob = (json: JobJson): Job => ({
   counts: json.counts,
   options: json.options,
   webhookUrl: json.webhook_url,
+  progress: json.progress
+    ? { imagesPerMinute: json.progress.images_per_minute, estimatedFinishAt: json.progress.estimated_finish_at, pace: json.progress.pace, minimumShare: json.progress.minimum_share }
+    : null,
 });
 
 const sleep = (ms: number, signal: AbortSignal | undefined) =>
@@ -180,7 +203,7 @@ export class CutoutJobs {
     const json = readJson(await this.#call({ method: 'GET', path: `${jobPath(id)}?${query}`, ok: [200] }, options));
     return {
       ...toJob(json),
-      items: (json.items ?? []).map((item) => ({ index: item.index, id: item.id, imageUrl: item.image_url, state: item.state, contentType: item.content_type, problem: item.problem })),
+      items: (json.items ?? []).map((item) => ({ index: item.index, id: item.id, imageUrl: item.image_url, state: item.state, attempts: item.attempts ?? 0, contentType: item.content_type, problem: item.problem })),
       page: json.page ?? 1,
       perPage: json.per_page ?? 100,
       more: Boolean(json.next_page),

@@ -9,7 +9,7 @@
  * const { bytes, contentType, width, height, foreground } = await cutout.removeBackground(photoBytes, { format: 'webp' });
  */
 export { CutoutClient, type CutoutClientOptions, type RemovalInput, type RemoveBackgroundOptions } from './cutout-client.js';
-export { CutoutJobs, type CreateJobOptions, type Job, type JobCallOptions, type JobImage, type JobItem, type JobItemState, type JobPage, type JobStatus } from './cutout-jobs.js';
+export { CutoutJobs, type CreateJobOptions, type Job, type JobCallOptions, type JobImage, type JobItem, type JobItemState, type JobPage, type JobProgress, type JobStatus } from './cutout-jobs.js';
 export { CutoutApiError, type ClientErrorCode, type CutoutApiErrorInit, type CutoutErrorCode } from './cutout-api-error.js';
 export { SERVER_ERROR_STATUS, type ServerErrorCode } from './error-codes.js';
 export { OUTPUT_OPTION_NAMES, type OutputOptions } from './output-options.js';

@@ -52,6 +52,7 @@ function jobRow(job: BatchJob | null, csrf: string, tokenName: string): SafeHtml
     <progress class="job-progress" max="${Math.max(total, 1)}" value="${ended}" aria-label="Progress of job ${id}"></progress>
     <div class="job-line">
       <span class="job-counts">${job ? countsText(job) : ''}</span>
+      <span class="job-pace muted">${job?.progress_text ?? ''}</span>
       <span class="job-actions">
         <a class="button small secondary job-download" href="${job?.results_url ?? ''}" download${job && job.counts.succeeded > 0 ? '' : html` hidden`}>${job && open ? 'Download the finished' : 'Download zip'}</a>
         <form class="job-cancel" method="post" action="${job ? `${job.status_url}/cancel` : ''}"${open ? '' : html` hidden`}>${csrfField(csrf)}<button type="submit" class="button small danger">Cancel</button></form>

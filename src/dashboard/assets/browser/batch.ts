@@ -19,6 +19,8 @@ interface BatchJobView {
   counts: { total: number; queued: number; running: number; succeeded: number; failed: number; cancelled: number };
   status_url: string;
   results_url: string;
+  /** An unfinished job's pace in words (`progress-text.ts` on the server); null once it ended. */
+  progress_text: string | null;
 }
 
 /** An answer read: its status and its JSON body, or null when it had none. */
@@ -228,6 +230,7 @@ function batch(form: HTMLFormElement): void {
     progress.value = finished;
     progress.setAttribute('aria-label', 'Progress of job ' + job.id);
     row.querySelector('.job-counts')!.textContent = countsText(job);
+    row.querySelector('.job-pace')!.textContent = job.progress_text ?? '';
     const download = row.querySelector<HTMLAnchorElement>('.job-download')!;
     download.href = job.results_url;
     download.hidden = job.counts.succeeded === 0;
