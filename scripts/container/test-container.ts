@@ -10,20 +10,28 @@
  *   npm run test:container                     the committed tree (HEAD)
  *   npm run test:container -- --worktree       the working tree, uncommitted changes included
  *   npm run test:container -- --no-compose     the image alone
+ *   npm run test:container -- --cold           from empty podman storage (podman system reset):
+ *                                              base images, layers and stand-ins made again
+ *   npm run test:container -- --out bench/results/container-warm.json   keeps the run's record
  *   CUTOUT_CONTAINER_REF=v0.1.0 npm run test:container
  *
  * scripts/container/setup-podman.sh makes the machine ready first (Debian's podman, runc, a
  * stand-in for the base image); docs/operations.md says what it does and why.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bringUpCompose } from './compose-stack.js';
 import { check, createToken, extraCaFile, freePort, passed, removeThrough, run, runLogged, testPhoto, waitReady } from './container-checks.js';
 
 const root = new URL('../..', import.meta.url).pathname;
-const args = new Set(process.argv.slice(2));
+const argv = process.argv.slice(2);
+const args = new Set(argv);
+/** Where to write the run's record (--out FILE), relative to the repository. */
+const outFile = argv.includes('--out') ? argv[argv.indexOf('--out') + 1] : undefined;
+const loadBefore = loadavg();
+let imageBytes = 0;
 const IMAGE = 'localhost/cutout:test';
 const NAME = 'cutout-container-test';
 const VOLUME = 'cutout-container-test-data';
@@ -58,6 +66,12 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'cutout-container-'));
   const context = join(work, 'context');
 
+  if (args.has('--cold')) {
+    await step('cold: podman system reset (every image, layer, container and volume removed)', () => {
+      run('podman', ['system', 'reset', '--force'], { stdio: 'inherit' });
+    });
+  }
+
   await step('set up podman (scripts/container/setup-podman.sh)', () => {
     run(join(root, 'scripts/container/setup-podman.sh'), [], { stdio: 'inherit' });
   });
@@ -86,8 +100,8 @@ async function main(): Promise<void> {
   });
 
   await step('image size', () => {
-    const bytes = Number(run('podman', ['image', 'inspect', '--format', '{{.Size}}', IMAGE]).trim());
-    check(bytes < MAX_IMAGE_BYTES, `the image is ${(bytes / 1e6).toFixed(0)} MB, under ${MAX_IMAGE_BYTES / 1e6} MB`);
+    imageBytes = Number(run('podman', ['image', 'inspect', '--format', '{{.Size}}', IMAGE]).trim());
+    check(imageBytes < MAX_IMAGE_BYTES, `the image is ${(imageBytes / 1e6).toFixed(0)} MB, under ${MAX_IMAGE_BYTES / 1e6} MB`);
   });
 
   removeLeftovers();
@@ -147,8 +161,28 @@ async function main(): Promise<void> {
   rmSync(work, { recursive: true, force: true });
 }
 
+/** The run's record, for bench/results/: what ran, on what, how long each step took. */
+function writeRecord(file: string, failure: string | undefined): void {
+  const record = {
+    command: `npm run test:container -- ${argv.join(' ')}`.trim(),
+    finishedAt: new Date().toISOString(),
+    machine: { cpu: cpus()[0]?.model, cores: cpus().length, loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
+    podman: run('podman', ['--version']).trim(),
+    commit: run('git', ['-C', root, 'rev-parse', '--short', 'HEAD']).trim(),
+    worktree: args.has('--worktree'),
+    cold: args.has('--cold'),
+    imageBytes,
+    checksPassed: passed.count,
+    failure,
+    totalSeconds: Number(((performance.now() - startedAt) / 1000).toFixed(1)),
+    steps: timings.map(({ step: name, seconds }) => ({ step: name, seconds: Number(seconds.toFixed(1)) })),
+  };
+  writeFileSync(join(root, file), `${JSON.stringify(record, null, 2)}\n`);
+}
+
 main().then(
   () => {
+    if (outFile) writeRecord(outFile, undefined);
     const total = (performance.now() - startedAt) / 1000;
     console.log('\nTimings:');
     for (const { step: name, seconds } of timings) console.log(`  ${seconds.toFixed(1).padStart(7)} s  ${name}`);
@@ -157,6 +191,7 @@ main().then(
   },
   (error: unknown) => {
     console.error(error instanceof Error ? error.message : error);
+    if (outFile) writeRecord(outFile, error instanceof Error ? error.message.slice(0, 500) : String(error));
     console.log(`container: ${passed.count} passed, 1 failed`);
     process.exitCode = 1;
   },
