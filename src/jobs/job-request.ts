@@ -37,19 +37,11 @@ export async function readJobJson(request: FastifyRequest): Promise<void> {
   const body = request.body;
   if (body && typeof body === 'object' && !Array.isArray(body)) {
     const hash = bodyHash(body);
-    request.jobBody = { options: takeJobOptions(body as Record<string, unknown>), hash };
+    // The client's own words, checked by the one option taker: the runner reads them again
+    // with the same reader, rather than an internal form a later table could make stale.
+    request.jobBody = { options: { ...takeOptions(body as Record<string, unknown>).sent }, hash };
   }
 }
-
-/**
- * A job's output options as sent, once checked by the one option taker (`takeOptions`, as the
- * removal endpoints check them) and taken out of the body. The job keeps the client's words,
- * which the runner reads again with the same reader, rather than an internal form that a later
- * change of the table could make stale.
- *
- * @example const options = takeJobOptions(body) // { format: 'webp', crop: true }
- */
-export const takeJobOptions = (body: Record<string, unknown>): Record<string, unknown> => ({ ...takeOptions(body).sent });
 
 /** JSON with every object's keys sorted: the same request gives the same text, whatever its key order. */
 function canonicalJson(value: unknown): string {

@@ -6,7 +6,8 @@ import type { InferenceQueue } from '../inference/inference-queue.js';
 import { CutoutError } from '../errors.js';
 import type { JobCounts, JobRecord, NewJobItem } from '../store/job-records.js';
 import type { Store } from '../store/store.js';
-import { takeJobOptions, type JobList } from './job-request.js';
+import { takeOptions } from '../api/option-schemas.js';
+import type { JobList } from './job-request.js';
 import { newJobId } from './job-ids.js';
 import { checkWebhookUrl, type WebhookAddressRules } from './webhook-address.js';
 import type { JobWork } from './job-work.js';
@@ -104,7 +105,7 @@ export class JobService {
     try {
       await this.refuseOverOpenJobs(userTokenId);
       const upload = await readJobUpload(request, config.dataDir, id, { maxImageBytes: config.maxImageBytes, maxUploadBytes: config.jobMaxUploadBytes });
-      const options = takeJobOptions(upload.fields);
+      const options = { ...takeOptions(upload.fields).sent };
       if (upload.fields.webhook_url && !/^https?:\/\//.test(upload.fields.webhook_url)) throw new CutoutError('invalid_request', 'webhook_url must be an http(s) URL.');
       if (upload.fields.webhook_url && upload.fields.webhook_url.length > 2048) throw new CutoutError('invalid_request', 'webhook_url may have at most 2048 characters.');
       const made = await this.make(userTokenId, key, { id, options, hash: upload.hash, items: upload.items, webhookUrl: upload.fields.webhook_url || null });
