@@ -145,13 +145,23 @@ describe('cutout webhook-secret', () => {
     } finally {
       await again.close();
     }
+    // A leaked secret: --end-earlier leaves the new one signing alone, at once.
+    const ended = await runCli(['webhook-secret', '--token', 'shop', '--end-earlier'], { env: { CUTOUT_DATA_DIR: dataDir } });
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(ended.stdout).toContain('the earlier ones no longer sign');
+    const last = await openSqliteStore(dataDir);
+    try {
+      expect((await last.findSigningGenerations(userTokenId, new Date().toISOString())).map((signing) => signing.generation)).toEqual([3]);
+    } finally {
+      await last.close();
+    }
   });
 
   it('derives from CUTOUT_WEBHOOK_KEY when it is set, and refuses an unknown token with a usage error', async () => {
     const key = randomBytes(32);
     const run = await runCli(['webhook-secret', '--token', 'shop'], { env: { CUTOUT_DATA_DIR: dataDir, CUTOUT_WEBHOOK_KEY: key.toString('hex') } });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout.trim().split('\n').at(-1)).toBe(deriveSigningSecret(key, userTokenId, 3));
+    expect(run.stdout.trim().split('\n').at(-1)).toBe(deriveSigningSecret(key, userTokenId, 4));
     const unknown = await runCli(['webhook-secret', '--token', 'nobody'], { env: { CUTOUT_DATA_DIR: dataDir } });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('cutout: no user token matches "nobody"');

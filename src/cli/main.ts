@@ -22,8 +22,9 @@ ${JOBS_USAGE}
   cutout tokens create --name NAME [--expires YYYY-MM-DD] [--account EMAIL]   prints the new Token ID on its last line
   cutout tokens list [--account EMAIL]
   cutout tokens revoke TOKEN_ID_OR_NAME [--account EMAIL]
-  cutout webhook-secret --token TOKEN_ID_OR_NAME [--account EMAIL]   makes the token's webhook signing secret (replacing any
-                                          earlier one) and prints it on its last line, this once
+  cutout webhook-secret --token TOKEN_ID_OR_NAME [--account EMAIL] [--end-earlier]   makes the token's webhook signing
+                                          secret and prints it on its last line, this once; the one it replaces signs
+                                          beside it for 24 hours, unless --end-earlier (a leaked secret)
 ${MODELS_USAGE}
 ${BACKUP_USAGE}
 ${MIGRATE_USAGE}
@@ -163,7 +164,11 @@ async function tokensCommand(args: string[], tokens: TokenService, accounts: Acc
  * or the key file of the data directory the server uses.
  */
 async function webhookSecretCommand(args: string[], tokens: TokenService, accounts: AccountService, secrets: WebhookSecrets): Promise<void> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { token: { type: 'string' }, account: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { token: { type: 'string' }, account: { type: 'string' }, 'end-earlier': { type: 'boolean' } },
+  });
   if (positionals.length > 0) throw new UsageError(`webhook-secret takes no ${JSON.stringify(positionals[0])}; name the token with --token`);
   const target = values.token?.trim();
   if (!target) throw new UsageError('webhook-secret needs --token TOKEN_ID_OR_NAME');
@@ -171,10 +176,12 @@ async function webhookSecretCommand(args: string[], tokens: TokenService, accoun
   const token = await tokens.findUserToken(target, account?.id);
   if (!token) throw new UsageError(`no user token matches ${JSON.stringify(target)}`);
   if (token.revokedAt) throw new UsageError(`user token "${token.name}" is revoked`);
-  const secret = await secrets.rotate(token.id);
+  const endEarlier = values['end-earlier'] === true;
+  const secret = await secrets.rotate(token.id, { endEarlier });
   if (!secret) throw new UsageError(`no user token matches ${JSON.stringify(target)}`);
-  console.log(`Made a new webhook signing secret for user token "${token.name}"; the webhooks of its jobs are signed with it from now on, no longer with any earlier one.`);
-  console.log('It is shown only this once; your receiver checks the Cutout-Signature header with it:');
+  const earlier = endEarlier ? 'the earlier ones no longer sign' : 'for 24 hours with the one it replaced too';
+  console.log(`Made a new webhook signing secret for user token "${token.name}"; the webhooks of its jobs are signed with it from now on, ${earlier}.`);
+  console.log('It is shown only this once; your receiver checks the webhook-signature header (Standard Webhooks) with it:');
   console.log(secret);
 }
 
