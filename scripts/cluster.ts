@@ -35,7 +35,7 @@ import sharp from 'sharp';
 import { TokenService } from '../src/auth/token-service.js';
 import { openPostgresStore } from '../src/store/postgres-store.js';
 import { describeMachine } from './bench/machine.js';
-import { compileServer, startScriptEnvironment } from './bench/server-process.js';
+import { compileServer, startScriptEnvironment } from './lib/server-process.js';
 import { processMemory, readBackendCounters } from './cluster/backend-counters.js';
 import { DashboardClient } from './cluster/dashboard-client.js';
 import { askSocket, startHaproxy, type ClusterHaproxy } from './cluster/haproxy.js';
