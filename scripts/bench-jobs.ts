@@ -6,9 +6,12 @@
  *    `--concurrency` (the best one counts), then the same folder as one job
  *    (`cutout remove --job`: one upload, the server's runner, the zip downloaded and
  *    unpacked). Prints each wall time and the job's against the best synchronous one.
- * 2. Interactive first: `--clients` synchronous clients of a 0.7 MP photo for `--seconds`
- *    with no job, then again while a job of `--job-photos` photos runs; prints their p95
- *    with the job against without it. The job is cancelled afterwards.
+ * 2. Interactive first, and the job's share: `--clients` synchronous clients of a 0.7 MP
+ *    photo for `--seconds` with no job, then for `--beside-seconds` (default `--seconds`)
+ *    while a job of `--job-photos` photos runs; prints their p95 with the job against without
+ *    it, and the job's pace against its target (at least 0.8 × CUTOUT_JOB_MIN_SHARE × the
+ *    server's images a second with the clients alone; `--share` sets the server's share).
+ *    Then the clients stop and the job is waited for to its end (`--cancel` cancels it instead).
  *
  * The photos are the fixtures' photos (../shared/fixtures/photos) scaled to 1000 × 700,
  * copied round-robin under `data/bench-jobs/`. Only 127.0.0.1 is contacted. Take the figures
@@ -22,6 +25,7 @@
  * bench/results/jobs-zip64.json. CPU-heavy: tens of minutes on 2 cores.
  *
  *   npm run bench:jobs -- [--photos 1000] [--concurrency 2,4] [--clients 2] [--seconds 90] [--job-photos 2000] [--skip capacity|interactive]
+ *   npm run bench:jobs -- --skip capacity --seconds 60 --beside-seconds 300 --job-photos 300 [--share 0.1]
  *   npm run bench:jobs -- --zip64 [--zip64-photos 96] [--zip64-size 4896x3264]
  */
 import { spawn } from 'node:child_process';
@@ -48,6 +52,9 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '2' },
     seconds: { type: 'string', default: '90' },
     'job-photos': { type: 'string', default: '2000' },
+    'beside-seconds': { type: 'string' },
+    share: { type: 'string' },
+    cancel: { type: 'boolean', default: false },
     skip: { type: 'string', multiple: true, default: [] },
     zip64: { type: 'boolean', default: false },
     'zip64-photos': { type: 'string', default: '96' },
@@ -115,7 +122,7 @@ const server = await startCutoutServer({
   dataDir: join(work, 'data'),
   modelsDir: join(ROOT, 'data/models'),
   threads: Number(process.env.CUTOUT_INFERENCE_THREADS) || availableParallelism(),
-  env: values.zip64 ? ZIP64_SERVER_ENV : {},
+  env: values.zip64 ? ZIP64_SERVER_ENV : values.share === undefined ? {} : { CUTOUT_JOB_MIN_SHARE: values.share },
 });
 try {
   console.log(`# Jobs benchmark: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; load average at start ${machine.loadAverage.join(' ')}; precision ${server.precision}`);
@@ -163,15 +170,34 @@ try {
     const made = await httpRequest(`${server.baseUrl}/api/v1/jobs/multipart`, { method: 'POST', headers: { authorization: server.managedToken, 'content-type': contentType }, body, timeoutMs: 600_000 });
     if (made.status !== 202) throw new Error(`the job was refused: ${made.status} ${made.body.toString()}`);
     const jobId = (JSON.parse(made.body.toString()) as { id: string }).id;
-    const status = async () => JSON.parse((await httpRequest(`${server.baseUrl}/api/v1/jobs/${jobId}?per_page=1`, { headers: { authorization: server.managedToken } })).body.toString()) as { counts: Record<string, number> };
+    type JobStatus = { status: string; counts: Record<string, number>; progress: { pace: string; minimum_share: number; images_per_minute: number } | null };
+    const status = async () => JSON.parse((await httpRequest(`${server.baseUrl}/api/v1/jobs/${jobId}?per_page=1`, { headers: { authorization: server.managedToken } })).body.toString()) as JobStatus;
     const before = (await status()).counts.succeeded;
-    const beside = await syncClients(server, photo, clients, seconds);
-    const after = (await status()).counts.succeeded;
-    await httpRequest(`${server.baseUrl}/api/v1/jobs/${jobId}`, { method: 'DELETE', headers: { authorization: server.managedToken } });
+    const besideSeconds = Number(values['beside-seconds'] ?? seconds);
+    const beside = await syncClients(server, photo, clients, besideSeconds);
+    const during = await status();
+    const after = during.counts.succeeded;
     console.log(
-      `${clients} synchronous clients beside a ${jobPhotos}-photo job: ${beside.ms.length} answers (${beside.other} not 200), median ${(percentile(beside.ms, 50) / 1000).toFixed(2)} s, p95 ${(percentile(beside.ms, 95) / 1000).toFixed(2)} s; the job finished ${after - before} photos meanwhile (load ${load()})`,
+      `${clients} synchronous clients beside a ${jobPhotos}-photo job: ${beside.ms.length} answers (${beside.other} not 200), median ${(percentile(beside.ms, 50) / 1000).toFixed(2)} s, p95 ${(percentile(beside.ms, 95) / 1000).toFixed(2)} s; the job finished ${after - before} photos meanwhile; its progress said ${JSON.stringify(during.progress)} (load ${load()})`,
     );
     console.log(`interactive first: p95 with the job ${(percentile(beside.ms, 95) / percentile(alone.ms, 95)).toFixed(2)}× without (target at most 1.3×)`);
+    const share = during.progress?.minimum_share ?? 0;
+    const serverRate = alone.ms.length / seconds;
+    const jobRate = (after - before) / besideSeconds;
+    console.log(
+      `the job's share: ${jobRate.toFixed(3)} images/s beside the clients, against 0.8 × ${share} × ${serverRate.toFixed(2)} images/s = ${(0.8 * share * serverRate).toFixed(3)} (${jobRate >= 0.8 * share * serverRate ? 'met' : 'NOT met'}); every answer 200: ${beside.other === 0 && alone.other === 0 ? 'yes' : 'no'}`,
+    );
+    if (values.cancel) {
+      await httpRequest(`${server.baseUrl}/api/v1/jobs/${jobId}`, { method: 'DELETE', headers: { authorization: server.managedToken } });
+    } else {
+      const waitStart = performance.now();
+      let end = await status();
+      while (end.status === 'queued' || end.status === 'running') {
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        end = await status();
+      }
+      console.log(`the job ended ${end.status} (${JSON.stringify(end.counts)}) ${((performance.now() - waitStart) / 1000).toFixed(1)} s after the clients stopped (load ${load()})`);
+    }
   }
 } finally {
   await server.stop();
