@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -44,6 +44,41 @@ export function recordLines(text: string): string[] {
   });
 }
 
+
+/** GitHub's anchors for the headings of `markdown` (test/doc-links.test.ts has the rule and its test). */
+function anchors(markdown: string): Set<string> {
+  const found = new Set<string>();
+  const seen = new Map<string, number>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    const heading = !fenced && line.match(/^#{1,6}\s+(.*?)\s*#*\s*$/);
+    if (!heading) continue;
+    const base = heading[1].replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1').toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    found.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return found;
+}
+
+/** The relative links of `file` (outside code) that name no file, or no heading of the page they point at. */
+function brokenLinks(file: string): string[] {
+  let fenced = false;
+  return readFileSync(file, 'utf8').split('\n').flatMap((line) => {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    if (fenced || /^\s*```/.test(line)) return [];
+    return [...line.replace(/`[^`]*`/g, '').matchAll(/\]\(([^)\s]+)\)/g)].flatMap(([, target]) => {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return [];
+      const [path, anchor] = target.split('#', 2);
+      const resolved = path === '' ? file : join(dirname(file), decodeURIComponent(path));
+      if (!existsSync(resolved)) return [`${target}: no such file`];
+      if (anchor !== undefined && resolved.endsWith('.md') && !anchors(readFileSync(resolved, 'utf8')).has(anchor)) return [`${target}: no such heading`];
+      return [];
+    });
+  });
+}
+
 describe('docs/ holds guides, not records', () => {
   it('finds what it looks for, and leaves numbers, digests and colours alone', () => {
     const planted = [
@@ -74,6 +109,15 @@ describe('docs/ holds guides, not records', () => {
       expect(recordLines(readFileSync(file, 'utf8')), `${name} keeps a record: move it to bench/results/ or docs/internals/`).toEqual([]);
     });
   }
+
+  // test/doc-links.test.ts checks the guides' links; these are where the guides send readers on.
+  const records = [
+    ...readdirSync(join(DOCS, 'internals')).map((name) => join(DOCS, 'internals', name)),
+    ...readdirSync(join(ROOT, 'bench/results')).filter((name) => name.startsWith('history-')).map((name) => join(ROOT, 'bench/results', name)),
+  ].filter((file) => file.endsWith('.md'));
+  it('docs/internals/ and the bench/results/ histories link only to files and headings that exist', () => {
+    for (const file of records) expect(brokenLinks(file), relative(ROOT, file)).toEqual([]);
+  });
 
   it(`the guides together stay under ${GUIDES_MAX_BYTES / 1000} KB`, () => {
     const sizes = guides(DOCS).map((file) => ({ file: relative(ROOT, file), bytes: statSync(file).size }));
