@@ -201,20 +201,25 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
   await store.close();
   const exchange = async (origin: string, name: string) => json<{ managed_token: string }>(await request(origin, 'POST', '/api/v1/auth/token', { headers: { token: tokenIds[name] } }))!.managed_token;
 
+  // The jobs' photos: the shared fixtures where they are, else a drawn one (jobs-phase.ts).
+  const photoFiles = existsSync(SHARED_PHOTOS) ? readdirSync(SHARED_PHOTOS).filter((file) => file.endsWith('.jpg')).map((file) => join(SHARED_PHOTOS, file)) : [];
+  /** What both job phases take of the cluster, for the token named `token`. */
+  const phaseParts = async (token: 'jobs' | 'flush') => ({
+    managedToken: await exchange(r1.origin, token),
+    userTokenId: userTokenIds[token],
+    dataDir: join(cluster.dir, 'data'),
+    postgresUrl: postgres.urlFrom('127.0.0.1'),
+    photoFiles,
+  });
   const jobsPhase = async () => {
     say(`— 5. jobs across replicas (${JOB_ITEMS} images, ${r1.name} and ${r2.name}; ${r2.name} killed part-way)`);
     if (r3.running) {
       await r3.stop('SIGTERM');
       say(`${r3.name} stopped with SIGTERM for the phase`);
     }
-    const photoFiles = existsSync(SHARED_PHOTOS) ? readdirSync(SHARED_PHOTOS).filter((file) => file.endsWith('.jpg')).map((file) => join(SHARED_PHOTOS, file)) : [];
     return runJobsPhase({
       workers: [r1, r2],
-      managedToken: await exchange(r1.origin, 'jobs'),
-      userTokenId: userTokenIds.jobs,
-      dataDir: join(cluster.dir, 'data'),
-      postgresUrl: postgres.urlFrom('127.0.0.1'),
-      photoFiles,
+      ...(await phaseParts('jobs')),
       items: JOB_ITEMS,
       say,
       check: (what, ok) => check('5. jobs across replicas', what, ok),
@@ -226,15 +231,10 @@ async function runPhases(cluster: Cluster, setupCode: string): Promise<number> {
       await r2.start();
       say(`${r2.name} started again for the phase`);
     }
-    const photoFiles = existsSync(SHARED_PHOTOS) ? readdirSync(SHARED_PHOTOS).filter((file) => file.endsWith('.jpg')).map((file) => join(SHARED_PHOTOS, file)) : [];
     return runFlushPhase({
       workers: [r1, r2],
-      managedToken: await exchange(r1.origin, 'flush'),
-      userTokenId: userTokenIds.flush,
-      dataDir: join(cluster.dir, 'data'),
-      postgresUrl: postgres.urlFrom('127.0.0.1'),
+      ...(await phaseParts('flush')),
       redisUrl: cluster.redis.urlFrom('127.0.0.1'),
-      photoFiles,
       items: FLUSH_ITEMS,
       reconcileMs: RECONCILE_MS,
       say,
