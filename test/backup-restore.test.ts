@@ -13,6 +13,7 @@ import { multipartBody } from '../scripts/lib/multipart-body.js';
 import { runCli } from './helpers/cli.js';
 import { makePhoto } from './helpers/images.js';
 import { exchangeOverHttp, freshDataDir, killLeftoverChildren, removeBackgroundOverHttp, send, startServer, type ServerProcess } from './processes/server-process.js';
+import { until } from './helpers/until.js';
 
 // `cutout backup` and `cutout restore` on the real thing: `src/main.ts` as a child process on
 // SQLite, removals and a job of uploaded images running while the backup is taken, then the
@@ -48,16 +49,6 @@ async function jobOf(server: ServerProcess, managed: string, id: string): Promis
   const answer = await send(server.origin, 'GET', `/api/v1/jobs/${id}?per_page=1`, { headers: { authorization: managed } });
   expect(answer.status, answer.body.toString()).toBe(200);
   return JSON.parse(answer.body.toString()) as JobAnswer;
-}
-
-async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean, what: string, timeoutMs = 120_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (performance.now() > deadline) throw new Error(`timed out waiting until ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /** The job's results zip, as file name → bytes. */

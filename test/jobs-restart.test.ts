@@ -7,6 +7,7 @@ import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePhoto } from './helpers/images.js';
 import { exchangeOverHttp, freshDataDir, killLeftoverChildren, send, startServer, type ServerProcess } from './processes/server-process.js';
+import { until } from './helpers/until.js';
 
 // A job on one node across a graceful restart, on the real thing: `src/main.ts` as a child
 // process with the real model, SQLite in a temporary data directory, SIGTERM mid-job, then a
@@ -46,16 +47,6 @@ async function jobOf(server: ServerProcess, managed: string, id: string): Promis
   const answer = await send(server.origin, 'GET', `/api/v1/jobs/${id}?per_page=100`, { headers: { authorization: managed } });
   expect(answer.status, answer.body.toString()).toBe(200);
   return JSON.parse(answer.body.toString());
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 120_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (performance.now() > deadline) throw new Error(`timed out waiting until ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('a job across a graceful restart of its only server', () => {
