@@ -7,7 +7,7 @@
  *
  *   npx tsx scripts/memory-probe.ts [--clients 16] [--rounds 1] [--megapixels 10.7] [--photo FILE]
  *
- * docs/benchmarks.md ("How the figures were reached") records its figures.
+ * bench/results/history-benchmarks.md records its figures.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';

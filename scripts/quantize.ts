@@ -5,7 +5,7 @@
  *
  *   npm run quantize -- [--model NAME|FILE.onnx] [--photos DIR] [--count N] [--out FILE.json] [--float-convs a,b]
  *
- * The rule (docs/benchmarks.md for what else was tried): a tensor's range runs
+ * The rule (docs/internals/performance.md for what else was tried): a tensor's range runs
  * from the lowest of its per-photo 0.01th percentiles to the mean of its per-photo 99.99th
  * percentiles; the logits (the convolution's output that reaches the Sigmoid) are then clipped
  * to ±LOGIT_CLIP. Plain min/max breaks the model: a few activations have outliers fifty times
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   const out = values.out ?? (values.model ? rangesPathFor(modelPath) : BUNDLED_RANGES_PATH);
   const photosDir = values.photos ?? PHOTOS;
   if (!existsSync(photosDir)) throw new Error(`no photo folder ${photosDir}: pass --photos DIR`);
-  // The float convolutions: as given, else those of the file being replaced (a choice made by measurement, docs/benchmarks.md).
+  // The float convolutions: as given, else those of the file being replaced (a choice made by measurement, docs/internals/performance.md).
   const previous = existsSync(out) ? (JSON.parse(await readFile(out, 'utf8')) as Int8Ranges) : undefined;
   const floatConvs = values['float-convs'] !== undefined ? values['float-convs'].split(',').filter(Boolean) : (previous?.floatConvs ?? []);
 

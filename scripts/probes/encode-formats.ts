@@ -16,7 +16,7 @@
  * pixels (alpha > 0), and for RGBA the alpha's mean and largest |Δ|. `--memory` instead runs
  * each candidate once in a process of its own and prints how far the encode raised the peak RSS.
  * Run it with the server's malloc settings (MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=4194304).
- * The figures behind the WebP and JPEG settings; see docs/benchmarks.md.
+ * The figures behind the WebP and JPEG settings; see docs/internals/performance.md.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -5,7 +5,7 @@
  * writes them); with `--cutout`, on real answers too (the PNG of an `image_base64`, saved to
  * a file). Prints ms (median of 5) and MB for libvips' zlib (sharp, the encoder before) and
  * for @napi-rs/image's fdeflate (`fast`) and zlib (`small`) with each row filter.
- * The figures behind the settings in src/pipeline/encode.ts; see docs/benchmarks.md.
+ * The figures behind the settings in src/pipeline/encode.ts; see docs/internals/performance.md.
  */
 import { parseArgs } from 'node:util';
 import { CompressionType, FilterType, Transformer } from '@napi-rs/image';

@@ -6,7 +6,7 @@
  *   npx tsx scripts/probes/session-options.ts '{"enableCpuMemArena":false,"enableMemPattern":false}'
  *   MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=4194304 npx tsx scripts/probes/session-options.ts '{…}'
  *
- * The server's own options are in src/model/segmenter-worker.ts; docs/benchmarks.md ("How the
+ * The server's own options are in src/model/segmenter-worker.ts; docs/internals/performance.md ("How the
  * figures were reached") records what this printed. A random input: the pass's cost does
  * not depend on the pixels.
  */

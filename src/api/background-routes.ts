@@ -24,7 +24,7 @@ declare module 'fastify' {
 const Cutout = Type.Object({ image_base64: Type.String({ description: 'Standard Base64 of the result image (a transparent PNG unless the options ask for another).' }) });
 const UrlBody = Type.Object({ image_url: Type.String({ minLength: 1, maxLength: 8192, description: 'http(s) URL of the image; Cutout fetches it.' }), ...OPTION_FIELDS });
 // No `minLength` on image_base64: Ajv checks it by walking the whole string for surrogate
-// pairs, milliseconds of the event loop per photo (docs/benchmarks.md); decodeBase64Image
+// pairs, milliseconds of the event loop per photo (docs/internals/performance.md); decodeBase64Image
 // refuses an empty image with the same 400 invalid_request.
 const Base64Body = Type.Object({ image_base64: Type.String({ description: 'Standard Base64 of the image, not empty (a data: URL prefix is accepted).' }), ...OPTION_FIELDS });
 const UploadBody = Type.Object({ file: Type.String({ format: 'binary', description: 'The image, exactly one file part.' }), ...OPTION_FORM_FIELDS }, { required: ['file'] });

@@ -14,7 +14,7 @@ const BASE64_BODY = /^[A-Za-z0-9+/_-]*$/;
 export function decodeBase64Image(field: string, maxBytes: number): Buffer {
   const text = field.replace(DATA_URL, '');
   // The usual case, one clean Base64 text, is decoded without first scanning it twice with
-  // regular expressions, which held the event loop for milliseconds (docs/benchmarks.md). In an ASCII
+  // regular expressions, which held the event loop for milliseconds (docs/internals/performance.md). In an ASCII
   // string (its UTF-8 length is its length) Node's decoder skips characters outside the
   // alphabet, whitespace included, and stops at a `=`, so the result has floor(3/4 · length)
   // bytes exactly when every character was Base64: no text of another length, 4k + 1 aside,

@@ -3,7 +3,7 @@
  * float16 with Casts between float16 and float32 around the input, the outputs and every
  * Resize, into the same network in float32. ONNX Runtime's CPU kernels work in float32, so
  * on the original it casts activations back and forth around every layer on every run;
- * the rewritten model skips that work (see docs/benchmarks.md for the measured gain, and
+ * the rewritten model skips that work (see docs/internals/performance.md for the measured gain, and
  * test/model-rewrite.test.ts for outputs compared with the original's).
  *
  * Works on the protobuf wire format directly (onnx-wire.ts) and copies every field it does

@@ -3,7 +3,7 @@
  * IS-Net lists twelve outputs: the mask Cutout uses, five coarser side masks (each with its
  * own convolution, a Resize to 1024×1024 and a Sigmoid) and six decoder feature maps, none
  * of which Cutout reads. Fetching only the mask does not spare them: with them in the graph
- * a pass is slower and the process's peak higher (docs/benchmarks.md has the figures).
+ * a pass is slower and the process's peak higher (docs/internals/performance.md has the figures).
  *
  * Like fp32-model.ts it works on the protobuf wire format (onnx-wire.ts) and copies what it
  * keeps byte for byte.

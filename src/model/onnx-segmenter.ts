@@ -17,13 +17,13 @@ export interface SegmenterOptions {
   /**
    * ONNX Runtime's CPU memory arena (CUTOUT_INFERENCE_MEMORY_ARENA). Default true: a pass is
    * faster when its memory is reused instead of mapped afresh, and the process keeps that
-   * memory between passes (docs/benchmarks.md has both figures).
+   * memory between passes (docs/internals/performance.md has both figures).
    */
   memoryArena?: boolean;
   /**
    * ONNX Runtime's memory pattern (one planned block for a run's intermediate tensors;
    * CUTOUT_INFERENCE_MEMORY_PATTERN). Default false: with the arena it made passes no faster
-   * and the process's peak higher (docs/benchmarks.md).
+   * and the process's peak higher (docs/internals/performance.md).
    */
   memoryPattern?: boolean;
   /** How the model takes its picture and gives its mask. Default: IS-Net's, the bundled model's. */

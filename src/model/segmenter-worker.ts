@@ -38,10 +38,10 @@ function sessionOptions({ threads, memoryArena = true, memoryPattern = false }: 
     graphOptimizationLevel: 'all',
     // ONNX Runtime's threads otherwise spin on the cores for a while after each parallel
     // section and after the run, waiting for more work: the refinement and the PNG encode
-    // that follow a pass then share the two cores with them (docs/benchmarks.md).
+    // that follow a pass then share the two cores with them (docs/internals/performance.md).
     extra: { session: { intra_op: { allow_spinning: '0' } } },
     // The arena keeps the memory of a pass for the next one: without it every large tensor is
-    // fresh memory that the kernel must fault in and zero, each pass (docs/benchmarks.md).
+    // fresh memory that the kernel must fault in and zero, each pass (docs/internals/performance.md).
     enableCpuMemArena: memoryArena,
     // Without the memory pattern each intermediate tensor is allocated when it is made and
     // freed when its last reader is done, so the arena holds what a pass needs at its peak,

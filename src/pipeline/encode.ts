@@ -8,7 +8,7 @@ import type { AnswerFormat } from './answer-spec.js';
 /**
  * How hard the answers' PNGs are compressed (CUTOUT_PNG_COMPRESSION): `fast` (fdeflate, the
  * default) or `small` (zlib's default level: smaller files for several times the time;
- * docs/benchmarks.md has the figures).
+ * docs/internals/performance.md has the figures).
  */
 export type PngCompression = 'fast' | 'small';
 export const DEFAULT_PNG_COMPRESSION: PngCompression = 'fast';
@@ -19,7 +19,7 @@ export const DEFAULT_PNG_COMPRESSION: PngCompression = 'fast';
  * Every row gets the Up filter (the row above subtracted), which halves a photo's bytes
  * before compression has even started; `fast` then compresses with fdeflate, a deflate made
  * for filtered image rows: faster and smaller than libvips' zlib at level 1 without filter
- * (docs/benchmarks.md has the figures).
+ * (docs/internals/performance.md has the figures).
  *
  * @example const png = await encodePng(rgba)
  */
@@ -27,7 +27,7 @@ export async function encodePng(cutout: RawImage, compression: PngCompression = 
   const png = await encodeWithTransformer(cutout, compression === 'small' ? CompressionType.Default : CompressionType.Fast);
   // The Transformer keeps its own copy of the pixels until V8 collects it, and V8 is not told
   // about that memory, so under load the copies piled up by the hundreds of megabytes
-  // (docs/benchmarks.md). It is garbage now, still young: a scavenge frees it.
+  // (docs/internals/performance.md). It is garbage now, still young: a scavenge frees it.
   collectYoungGarbage({ type: 'minor' });
   return png;
 }
@@ -55,7 +55,7 @@ const collectYoungGarbage = ((): ((options: { type: 'minor' }) => void) => {
 
 /**
  * The lossy encodings' settings, chosen from their measured cost, size and error
- * (docs/benchmarks.md, "Encoding WebP and JPEG"): WebP's effort 0, because every higher one
+ * (docs/internals/performance.md, "Encoding WebP and JPEG"): WebP's effort 0, because every higher one
  * costs much more time for the bytes it saves; JPEG without mozjpeg, which costs several
  * times as long; a mask as JPEG at quality 100, so that no level is off by more than 2.
  */

@@ -21,7 +21,7 @@ export interface HeicThreadOptions {
   /**
    * A thread whose decoder holds more WebAssembly memory than this after an image is ended
    * instead of kept: that memory only grows. Default 128 MiB, which keeps the thread of a
-   * 12-megapixel photo (docs/reliability.md has what each size leaves).
+   * 12-megapixel photo (docs/internals/memory.md has what each size leaves).
    */
   keepDecoderBytes?: number;
   /** A thread with nothing to decode for this long is ended. Default 10 s. */

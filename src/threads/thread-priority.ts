@@ -15,7 +15,7 @@ export const WORKER_NICE = 4;
  * The nice value of a thread that decodes a large photo: the lowest priority, so that the
  * kernel runs it only while the model's threads (and the small photos' work) do not want
  * the cores. On two cores the model's two threads wait for each other at every layer, and
- * a second of decoding beside a pass delays the pass about as much (docs/reliability.md,
+ * a second of decoding beside a pass delays the pass about as much (docs/internals/memory.md,
  * the hostile soak).
  */
 export const LARGE_WORK_NICE = 19;

@@ -5,7 +5,7 @@
  * 7×7 with stride 2, that reads the photo. In the int8 model this takes away a float32
  * convolution at 512², the conversions of its 16.7 million values into the int8 graph's
  * layout, and a 64-channel int8 convolution at 512², for one int8 convolution on three input
- * channels (docs/benchmarks.md, "int8 model").
+ * channels (docs/internals/performance.md, "int8 model").
  *
  * Two convolutions are one: the second's window over the first's output covers, in the
  * input, a window of `kA + (kB − 1)·s` with the first's stride `s`. The values agree

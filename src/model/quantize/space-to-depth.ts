@@ -6,7 +6,7 @@
  * positions, which three channels and 49 positions fill badly; twelve channels and 16
  * positions it runs at about three times the speed, for 31 % more multiplications (the
  * kernel's added taps are zeros), and the float32 SpaceToDepth before the input's
- * QuantizeLinear costs less than that gains (docs/benchmarks.md, "int8 model").
+ * QuantizeLinear costs less than that gains (docs/internals/performance.md, "int8 model").
  *
  * The rewrite is exact. With block `s`, input row `r = s·q + p` is channel group `p` of row
  * `q`. A convolution's output row `i` reads rows `s·i − P + k` (`k` < kernel, `P` its top
