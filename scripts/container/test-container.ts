@@ -21,7 +21,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { bringUpCompose } from './compose-stack.js';
 import { check, createToken, extraCaFile, freePort, passed, removeThrough, run, runLogged, testPhoto, waitReady } from './container-checks.js';
 
@@ -177,7 +177,7 @@ function writeRecord(file: string, failure: string | undefined): void {
     totalSeconds: Number(((performance.now() - startedAt) / 1000).toFixed(1)),
     steps: timings.map(({ step: name, seconds }) => ({ step: name, seconds: Number(seconds.toFixed(1)) })),
   };
-  writeFileSync(join(root, file), `${JSON.stringify(record, null, 2)}\n`);
+  writeFileSync(resolvePath(root, file), `${JSON.stringify(record, null, 2)}\n`);
 }
 
 main().then(
