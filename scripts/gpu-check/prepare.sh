@@ -30,18 +30,19 @@ mkdir -p "$ONE/debs"
 echo "node $(node --version)"
 xz -9 -T0 -c "$(command -v node)" > "$ONE/node.xz"
 
-# Cutout and its production dependencies, as the tree npm installed them here.
+# Cutout and its production dependencies, as the tree npm installed them here (the TypeScript
+# client, which the CLI imports, is a workspace: node_modules/@cutout/client links to it).
 # (A package's own node_modules/ comes with it: only the top-level folders are named.)
 DEPS="$(npm ls --omit=dev --parseable --all 2>/dev/null | grep '/node_modules/' | sed "s|^$ROOT/||" | grep -v '^node_modules/.*/node_modules/' | sort -u)"
 MODEL_DATA=node_modules/@imgly/background-removal-data
 # The pure-JS onnxruntime-web comes with the model package and is never loaded by Cutout.
-tar -C "$ROOT" --transform 's|^|cutout/|' -cf - \
+tar -C "$ROOT" --transform 's|^|cutout/|S' -cf - \
   --exclude="$MODEL_DATA/dist/*[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]" \
   --exclude='node_modules/onnxruntime-node/bin/napi-v6/darwin' --exclude='node_modules/onnxruntime-node/bin/napi-v6/win32' \
   --exclude='node_modules/onnxruntime-node/bin/napi-v6/linux/arm64' --exclude='node_modules/onnxruntime-web' \
   --exclude='node_modules/better-sqlite3/deps' --exclude='node_modules/better-sqlite3/src' \
   --exclude='*.map' --exclude='*.d.ts' --exclude='*.md' \
-  package.json bin dist $DEPS | xz -9 -T0 > "$ONE/app.tar.xz"
+  package.json bin dist clients/typescript/package.json clients/typescript/dist $DEPS | xz -9 -T0 > "$ONE/app.tar.xz"
 
 # The Vulkan loader and libglvnd, which NVIDIA's Vulkan driver loads (Debian's, this machine's suite).
 DEBS="libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2"
