@@ -32,6 +32,8 @@ const args = new Set(argv);
 const outFile = argv.includes('--out') ? argv[argv.indexOf('--out') + 1] : undefined;
 const loadBefore = loadavg();
 let imageBytes = 0;
+/** The commit built (HEAD may move while the test runs). */
+let builtCommit = '';
 const IMAGE = 'localhost/cutout:test';
 const NAME = 'cutout-container-test';
 const VOLUME = 'cutout-container-test-data';
@@ -84,6 +86,7 @@ async function main(): Promise<void> {
     } else {
       const ref = process.env.CUTOUT_CONTAINER_REF ?? 'HEAD';
       run('bash', ['-c', `git -C "$1" archive --format=tar "$3" -- ${CONTEXT_PATHS.join(' ')} | tar -C "$2" -x`, 'git', root, context, ref]);
+      builtCommit = run('git', ['-C', root, 'rev-parse', '--short', ref]).trim();
       console.log(`   ${ref}: ${run('git', ['-C', root, 'log', '-1', '--format=%h %s', ref]).slice(0, 100).trim()}`);
     }
   });
@@ -168,7 +171,7 @@ function writeRecord(file: string, failure: string | undefined): void {
     finishedAt: new Date().toISOString(),
     machine: { cpu: cpus()[0]?.model, cores: cpus().length, loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
     podman: run('podman', ['--version']).trim(),
-    commit: run('git', ['-C', root, 'rev-parse', '--short', 'HEAD']).trim(),
+    commit: builtCommit || undefined,
     worktree: args.has('--worktree'),
     cold: args.has('--cold'),
     imageBytes,
