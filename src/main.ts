@@ -18,10 +18,17 @@ async function main(config: Config): Promise<void> {
     () => {
       threadsStarted(); // the model's warm-up may have started libvips' threads from this one
       const choice = services.model.precision;
-      const models = services.model.loaded.map((model) => ({ name: model.name, precision: model.choice?.precision, reason: model.choice?.reason }));
+      const models = services.model.loaded.map((model) => ({
+        name: model.name,
+        precision: model.choice?.precision,
+        reason: model.choice?.reason,
+        provider: model.provider,
+        providerReason: model.providerReason,
+        passMs: model.passMs === undefined ? undefined : Math.round(model.passMs),
+      }));
       app.log.info(
         { ms: Math.round(performance.now() - started), precision: choice?.precision, reason: choice?.reason, models },
-        `${models.map((model) => `${model.name} (${model.precision ?? '?'})`).join(', ')} loaded and warmed up; ready`,
+        `${models.map((model) => `${model.name} (${model.precision ?? '?'} on ${model.provider ?? '?'}, ${model.passMs ?? '?'} ms a pass)`).join(', ')} loaded and warmed up; ready`,
       );
     },
     (error: unknown) => {

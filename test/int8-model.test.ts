@@ -74,11 +74,13 @@ describe('CUTOUT_MODEL_PRECISION', () => {
       expect(model.precision).toEqual({ precision: 'fp32', reason: 'CUTOUT_MODEL_PRECISION=fp32' });
       const t = await startTestApp({}, { model });
       const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
+      const cpu = { provider: 'cpu', providerReason: 'CUTOUT_EXECUTION_PROVIDER=cpu', passMs: expect.any(Number) };
       expect(ready.json()).toEqual({
         status: 'ready',
         precision: 'fp32',
         precisionReason: 'CUTOUT_MODEL_PRECISION=fp32',
-        models: [{ name: 'isnet', precision: 'fp32', precisionReason: 'CUTOUT_MODEL_PRECISION=fp32', inputSize: 1024 }],
+        ...cpu,
+        models: [{ name: 'isnet', precision: 'fp32', precisionReason: 'CUTOUT_MODEL_PRECISION=fp32', ...cpu, inputSize: 1024 }],
       });
       await t.close();
     } finally {

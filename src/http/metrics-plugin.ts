@@ -35,7 +35,7 @@ export const metricsPlugin = fp(
       app.decorate('metrics', undefined);
       return;
     }
-    const metrics = new CutoutMetrics(app.queue, () => app.removals.memory);
+    const metrics = new CutoutMetrics(app.queue, () => app.removals.memory, () => app.model.loaded);
     app.decorate('metrics', metrics);
 
     app.addHook('onResponse', async (request, reply) => {
