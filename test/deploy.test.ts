@@ -118,15 +118,16 @@ describe('deploy/cutout.service (systemd)', () => {
     expect(verify.stdout + verify.stderr).toBe('');
   });
 
-  it('hides /dev from a CPU replica; the GPU drop-in shows the GPU and asks for CUDA', () => {
+  it('hides /dev from a CPU replica; the GPU drop-in shows the GPU (DRM and NVIDIA devices) and lets auto find it', () => {
     expect(unit).toMatch(/^PrivateDevices=yes$/m);
     const gpu = read('deploy/cutout-gpu.conf');
     expect(gpu).toMatch(/^\[Service\]$/m);
     expect(gpu).toMatch(/^PrivateDevices=no$/m);
     expect(gpu).toMatch(/^DeviceAllow=char-nvidia-frontend rw$/m);
+    expect(gpu).toMatch(/^DeviceAllow=char-drm rw$/m);
     const environment = [...gpu.matchAll(/^Environment=(\w+)=(.*)$/gm)].map((m) => m[1]);
     expectKnownVariables(environment, 'cutout-gpu.conf');
-    expect(gpu).toMatch(/^Environment=CUTOUT_EXECUTION_PROVIDER=cuda$/m);
+    expect(gpu).toMatch(/^Environment=CUTOUT_EXECUTION_PROVIDER=auto$/m);
     expect(unit).toContain('cutout-gpu.conf');
   });
 
