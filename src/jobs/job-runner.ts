@@ -34,8 +34,8 @@ const AFTER_HAND_BACK_MS = 1000;
  * Interactive requests come first, and jobs always move: an item is started while the
  * model's queue is idle (nothing waiting, a slot free) and fewer than `inFlight` items are
  * under way, and, while requests keep the model busy, one at a time, to take the passes the
- * job share keeps for jobs (CUTOUT_JOB_MIN_SHARE, `InferenceQueue.mayStartJob`). Tokens take turns, and each token's jobs
- * take turns (`job-turns.ts`). An item is counted in the token's usage in the transaction
+ * job share keeps for jobs (CUTOUT_JOB_MIN_SHARE, `InferenceQueue.mayStartJob`). Tokens take
+ * turns, and each token's jobs take turns (`job-turns.ts`). An item is counted in the token's usage in the transaction
  * that ends it (`finishJobItem`), and only by the claim that still holds it, so an item
  * redone after a restart is counted once. The store's claim keeps the recovery rule
  * (`MAX_ITEM_STARTS`): an image whose server died with it five times is failed, not started.
