@@ -386,6 +386,35 @@ describe('jobs', () => {
     problem(await t.app.inject({ method: 'GET', url: '/api/v1/jobs/job_0000000000000000000000', headers: { authorization: auth } }), 'not_found');
   });
 
+  it('a webhook_url from a token without a webhook signing secret → webhook_secret_missing', async () => {
+    const refused = problem(await post('/api/v1/jobs', { ...jobBody('/missing-4'), webhook_url: `${base}/hook` }), 'webhook_secret_missing');
+    expect(refused.detail).toMatch(/webhook-secret|dashboard/);
+  });
+
+  it('an image whose server died at each of its 5 starts → the item fails with too_many_starts, its job goes on', async () => {
+    const held = await startTestApp({ urlAllowPrivate: true, urlTimeoutMs: 30_000 }, { model: ModelService.ofSegmenter(fakeSegmenter()) });
+    try {
+      const token = await held.managedToken();
+      // Draining, the runner starts nothing: the test plays the five starts whose server died.
+      held.app.drain.begin();
+      const made = await held.app.inject({ method: 'POST', url: '/api/v1/jobs', headers: { authorization: token }, payload: jobBody('/slow') });
+      const { id } = made.json();
+      const at = new Date().toISOString();
+      for (let start = 0; start < 5; start++) {
+        expect((await held.store.claimJobItem(id, at))?.kind).toBe('claimed');
+        await held.store.requeueRunningJobItems();
+      }
+      expect((await held.store.claimJobItem(id, at))?.kind).toBe('gave_up');
+      const job = (await held.app.inject({ method: 'GET', url: `/api/v1/jobs/${id}`, headers: { authorization: token } })).json();
+      const failed = job.items[0];
+      expect([job.status, failed.state, failed.attempts, failed.problem.status]).toEqual(['done', 'failed', 5, ERRORS.too_many_starts.status]);
+      seen.add(failed.problem.code);
+      expect(failed.problem.code).toBe('too_many_starts');
+    } finally {
+      await held.close();
+    }
+  });
+
   it('past a token\'s unfinished jobs → too_many_jobs with Retry-After', async () => {
     const capped = await startTestApp({ jobMaxOpen: 1, urlAllowPrivate: true, urlTimeoutMs: 30_000 }, { model: ModelService.ofSegmenter(fakeSegmenter()) });
     try {
