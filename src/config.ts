@@ -192,7 +192,7 @@ export const ConfigSchema = Type.Object({
   }),
   jobMinShare: Type.Number({
     env: 'CUTOUT_JOB_MIN_SHARE',
-    default: 0.1,
+    default: 0.02,
     minimum: 0,
     maximum: 1,
     description:
