@@ -89,6 +89,34 @@ async function giveUp(trx: Transaction<Database>, jobId: string, index: number, 
 }
 
 /**
+ * Starts the item a claim chose, with one start more, conditional on the state (`from`) and
+ * the starts it read: of two claims at once (two runners, two replicas), one wins.
+ */
+async function startItem(
+  trx: Transaction<Database>,
+  job: { user_token_id: string; options: string },
+  jobId: string,
+  index: number,
+  item: { image_url: string | null; input_path: string | null; attempts: number },
+  from: readonly ('queued' | 'running')[],
+  at: string,
+): Promise<JobItemClaim | undefined> {
+  const attempt = Number(item.attempts) + 1;
+  const taken = await trx
+    .updateTable('job_items')
+    .set({ state: 'running', attempts: attempt, heartbeat_at: at })
+    .where('job_id', '=', jobId)
+    .where('item_index', '=', index)
+    .where('state', 'in', from)
+    .where('attempts', '=', attempt - 1)
+    .executeTakeFirst();
+  if (Number(taken.numUpdatedRows) === 0) return undefined;
+  await trx.updateTable('jobs').set({ status: 'running' }).where('id', '=', jobId).where('status', '=', 'queued').execute();
+  const options = JSON.parse(job.options) as Record<string, unknown>;
+  return { kind: 'claimed', item: { jobId, index, imageUrl: item.image_url, inputPath: item.input_path, userTokenId: job.user_token_id, options, attempt } };
+}
+
+/**
  * The {@link JobStore} over any Kysely dialect, part of `createKyselyStore`. Every change of
  * an item's state is a conditional update on the state it expects, so two runners (or a
  * runner and a cancellation) never both win.
@@ -228,17 +256,7 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
         if (!item) return undefined;
         const index = Number(item.item_index);
         if (Number(item.attempts) >= MAX_ITEM_STARTS) return giveUp(trx, jobId, index, Number(item.attempts), job.user_token_id, at);
-        const attempt = Number(item.attempts) + 1;
-        const taken = await trx
-          .updateTable('job_items')
-          .set({ state: 'running', attempts: attempt, heartbeat_at: at })
-          .where('job_id', '=', jobId)
-          .where('item_index', '=', index)
-          .where('state', '=', 'queued')
-          .executeTakeFirst();
-        if (Number(taken.numUpdatedRows) === 0) return undefined;
-        await trx.updateTable('jobs').set({ status: 'running' }).where('id', '=', jobId).where('status', '=', 'queued').execute();
-        return { kind: 'claimed', item: { jobId, index, imageUrl: item.image_url, inputPath: item.input_path, userTokenId: job.user_token_id, options: JSON.parse(job.options) as Record<string, unknown>, attempt } };
+        return startItem(trx, job, jobId, index, item, ['queued'], at);
       });
     },
 
@@ -257,19 +275,7 @@ export function createJobQueries(db: Kysely<Database>): JobStore {
         // Its holder still works on it (BullMQ lost or re-added its entry, the replica did not die).
         if (item.state === 'running' && item.heartbeat_at !== null && item.heartbeat_at >= staleBefore) return { kind: 'held', heartbeatAt: item.heartbeat_at };
         if (Number(item.attempts) >= MAX_ITEM_STARTS) return giveUp(trx, jobId, index, Number(item.attempts), job.user_token_id, at);
-        const attempt = Number(item.attempts) + 1;
-        // Conditional on the attempt read: of two replicas claiming at once, one wins.
-        const taken = await trx
-          .updateTable('job_items')
-          .set({ state: 'running', attempts: attempt, heartbeat_at: at })
-          .where('job_id', '=', jobId)
-          .where('item_index', '=', index)
-          .where('state', 'in', OPEN)
-          .where('attempts', '=', attempt - 1)
-          .executeTakeFirst();
-        if (Number(taken.numUpdatedRows) === 0) return undefined;
-        await trx.updateTable('jobs').set({ status: 'running' }).where('id', '=', jobId).where('status', '=', 'queued').execute();
-        return { kind: 'claimed', item: { jobId, index, imageUrl: item.image_url, inputPath: item.input_path, userTokenId: job.user_token_id, options: JSON.parse(job.options) as Record<string, unknown>, attempt } };
+        return startItem(trx, job, jobId, index, item, OPEN, at);
       });
     },
 
