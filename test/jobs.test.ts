@@ -212,13 +212,14 @@ describe('interactive requests first', () => {
     expect(t.app.queue.passesFor).toEqual({ interactive: 2, job: 1 });
     // The job's second image waits again for its turn; the requests go on.
     await until(() => held.length === 1, 'the third request to run');
+    // While that request holds the model, its owner sees the job wait behind the requests, at
+    // its share, with the one image that ended in the window.
+    await until(async () => (await get(t, auth, `/api/v1/jobs/${id}`)).json().counts.succeeded === 1, 'the first image to be recorded');
+    expect((await get(t, auth, `/api/v1/jobs/${id}`)).json().progress).toMatchObject({ pace: 'minimum_share', minimum_share: 0.5, images_per_minute: 0.2 });
     for (let ended = 0; ended < 2; ended++) {
       held.shift()!();
       await until(() => held.length === 1 || t.app.queue.passesFor.interactive === 4, 'the next pass');
     }
-    // Its owner sees it wait behind the requests, at its share, one image ended in the window.
-    await until(async () => (await get(t, auth, `/api/v1/jobs/${id}`)).json().counts.succeeded === 1, 'the first image to be recorded');
-    expect((await get(t, auth, `/api/v1/jobs/${id}`)).json().progress).toMatchObject({ pace: 'minimum_share', minimum_share: 0.5, images_per_minute: 0.2 });
     await Promise.all(requests);
     const done = await finished(t, auth, id);
     expect([done.counts.succeeded, done.progress]).toEqual([2, null]);
