@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import { FleetRunner } from './fleet-runner.js';
+import { FleetRunner, type RecoveryKind } from './fleet-runner.js';
 import { FleetUpkeep } from './fleet-upkeep.js';
 import { JobRunner } from './job-runner.js';
 import { jobRoutes } from './job-routes.js';
@@ -45,7 +45,7 @@ export const jobsPlugin = fp(
     let runner: JobWork;
     let upkeep: FleetUpkeep | undefined;
     if (redis && redisUrl) {
-      const onRecovery = (kind: 'stalled' | 'reconciled_queued' | 'reconciled_running', items: number) => app.metrics?.countJobRecovery(kind, items);
+      const onRecovery = (kind: RecoveryKind, items: number) => app.metrics?.countJobRecovery(kind, items);
       const fleet = new FleetRunner({ config: { ...config, redisUrl }, store, removals, queue, model, drain, redis, log, onItemEnd, onRecovery });
       upkeep = new FleetUpkeep({ config: { ...config, redisUrl }, runner: fleet, sweeper, log });
       runner = fleet;
