@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { headingAnchors } from './helpers/markdown-anchors.js';
 
 /**
  * The documentation's links hold: every relative link in README.md and docs/ names a file or
@@ -21,24 +22,6 @@ function prose(markdown: string): string[] {
     else if (!fenced) lines.push(line.replace(/`[^`]*`/g, (code) => code.replaceAll('[', ' ').replaceAll(']', ' ')));
   }
   return lines;
-}
-
-/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
-function headingAnchors(markdown: string): Set<string> {
-  const anchors = new Set<string>();
-  const seen = new Map<string, number>();
-  let fenced = false;
-  for (const line of markdown.split('\n')) {
-    if (/^\s*```/.test(line)) fenced = !fenced;
-    const heading = !fenced && line.match(/^#{1,6}\s+(.*?)\s*#*\s*$/);
-    if (!heading) continue;
-    const text = heading[1].replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/<[^>]+>/g, '');
-    const base = text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
-    const count = seen.get(base) ?? 0;
-    seen.set(base, count + 1);
-    anchors.add(count === 0 ? base : `${base}-${count}`);
-  }
-  return anchors;
 }
 
 function links(file: string): { target: string; line: number }[] {

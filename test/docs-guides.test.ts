@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { headingAnchors } from './helpers/markdown-anchors.js';
 
 /**
  * docs/ holds guides: what is true now, once. A run's date, a commit hash and trials that lost
@@ -48,23 +49,6 @@ export function recordLines(text: string): string[] {
 }
 
 
-/** GitHub's anchors for the headings of `markdown` (test/doc-links.test.ts has the rule and its test). */
-function anchors(markdown: string): Set<string> {
-  const found = new Set<string>();
-  const seen = new Map<string, number>();
-  let fenced = false;
-  for (const line of markdown.split('\n')) {
-    if (/^\s*```/.test(line)) fenced = !fenced;
-    const heading = !fenced && line.match(/^#{1,6}\s+(.*?)\s*#*\s*$/);
-    if (!heading) continue;
-    const base = heading[1].replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1').toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
-    const count = seen.get(base) ?? 0;
-    seen.set(base, count + 1);
-    found.add(count === 0 ? base : `${base}-${count}`);
-  }
-  return found;
-}
-
 /** The relative links of `file` (outside code) that name no file, or no heading of the page they point at. */
 function brokenLinks(file: string): string[] {
   let fenced = false;
@@ -76,7 +60,7 @@ function brokenLinks(file: string): string[] {
       const [path, anchor] = target.split('#', 2);
       const resolved = path === '' ? file : join(dirname(file), decodeURIComponent(path));
       if (!existsSync(resolved)) return [`${target}: no such file`];
-      if (anchor !== undefined && resolved.endsWith('.md') && !anchors(readFileSync(resolved, 'utf8')).has(anchor)) return [`${target}: no such heading`];
+      if (anchor !== undefined && resolved.endsWith('.md') && !headingAnchors(readFileSync(resolved, 'utf8')).has(anchor)) return [`${target}: no such heading`];
       return [];
     });
   });
