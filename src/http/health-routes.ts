@@ -2,27 +2,24 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 
 const Status = Type.Object({ status: Type.String(), reason: Type.Optional(Type.String()) });
-const Model = Type.Object({
-  name: Type.String(),
+/**
+ * Where a model runs: which form (`int8`, `fp32`, `fp16`) and why (CUTOUT_MODEL_PRECISION), on
+ * which provider (`cpu`, `webgpu`, …) and why (CUTOUT_EXECUTION_PROVIDER, or what `auto`
+ * measured), and one pass's time at start, in ms.
+ */
+const Placement = {
   precision: Type.Optional(Type.String()),
   precisionReason: Type.Optional(Type.String()),
-  /** Where it runs (`cpu`, `webgpu`, …) and why (CUTOUT_EXECUTION_PROVIDER, or what `auto` measured). */
   provider: Type.Optional(Type.String()),
   providerReason: Type.Optional(Type.String()),
-  /** One pass's time measured at start, in ms. */
   passMs: Type.Optional(Type.Number()),
-  inputSize: Type.Integer(),
-});
+};
+const Model = Type.Object({ name: Type.String(), ...Placement, inputSize: Type.Integer() });
 const Ready = Type.Object({
   status: Type.String(),
-  /** Which form of the default model runs (`int8`, `fp32`, `fp16`) and why (CUTOUT_MODEL_PRECISION). */
-  precision: Type.Optional(Type.String()),
-  precisionReason: Type.Optional(Type.String()),
-  /** Where the default model runs, why, and its pass time at start. */
-  provider: Type.Optional(Type.String()),
-  providerReason: Type.Optional(Type.String()),
-  passMs: Type.Optional(Type.Number()),
-  /** Every loaded model (CUTOUT_MODELS), the default first, with its precision, provider and input size. */
+  /** The default model's placement. */
+  ...Placement,
+  /** Every loaded model (CUTOUT_MODELS), the default first, with its placement and input size. */
   models: Type.Optional(Type.Array(Model)),
 });
 
