@@ -1,4 +1,4 @@
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { ERRORS, type ErrorCode } from '../errors.js';
 import type { JobCounts, JobItemRecord, JobRecord } from '../store/job-records.js';
 import type { WebhookDeliveryRecord } from '../store/webhook-records.js';
@@ -37,12 +37,7 @@ const Progress = Type.Object(
 );
 
 /** An unfinished job's progress, as `Progress` describes it. */
-export interface JobProgress {
-  images_per_minute: number;
-  estimated_finish_at: string | null;
-  pace: 'all_passes' | 'minimum_share';
-  minimum_share: number;
-}
+export type JobProgress = Static<typeof Progress>;
 
 /** The answer to a job's creation, and the head of every job answer. */
 export const JobSummary = Type.Object({
