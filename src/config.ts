@@ -176,6 +176,15 @@ export const ConfigSchema = Type.Object({
         'The key job webhooks\' signing secrets are derived from: 32 bytes as 64 hex digits or 43 base64url characters, the same on every replica; changing it changes every secret. Unset: `webhook.key` in the data directory, made on first use (docs/jobs.md, "Webhook"); never logged.',
     }),
   ),
+  webhookKeyPrevious: Type.Optional(
+    Type.String({
+      env: 'CUTOUT_WEBHOOK_KEY_PREVIOUS',
+      secret: true,
+      pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9_-]{43}=?)$',
+      description:
+        'While the webhook key is being replaced: the key it replaces, in the same form. Every webhook is then signed with the secrets of both keys, so that receivers keep accepting deliveries until each has its new secret; unset it to end the overlap (docs/operations.md, "Rotating secrets"); never logged.',
+    }),
+  ),
   redisUrl: Type.Optional(
     Type.String({
       env: 'REDIS_URL',

@@ -50,7 +50,7 @@ export function createServices(config: Config, store: Store, options: { model?: 
     queue,
     removals: new RemovalService({ config, model, queue, finisher, heic }),
     drain: new DrainState(),
-    webhookSecrets: new WebhookSecrets(store, { dataDir: config.dataDir, key: config.webhookKey }),
+    webhookSecrets: new WebhookSecrets(store, { dataDir: config.dataDir, key: config.webhookKey, previousKey: config.webhookKeyPrevious }),
   };
   return {
     services,

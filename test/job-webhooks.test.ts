@@ -474,6 +474,36 @@ describe('delivery', () => {
     expect(verifies(old, last.headers, last.body)).toBe(false);
   });
 
+  it('signs with both keys while the server\'s key is replaced, so a receiver with the old key\'s secret accepts until the overlap ends', async () => {
+    const { url, received } = await startReceiver([204, 204]);
+    const token = await userToken(fresh.store);
+    const oldKey = randomBytes(32).toString('hex');
+    const newKey = randomBytes(32).toString('base64url');
+    const before = (await new WebhookSecrets(fresh.store, { dataDir, key: oldKey }).rotate(token))!;
+    const during = new WebhookSecrets(fresh.store, { dataDir, key: newKey, previousKey: oldKey });
+    const after = (await during.rotate(token))!;
+    const deliver = async (secrets: WebhookSecrets) => {
+      const job = newJob(token, url);
+      await storeJob(fresh.store, job);
+      await fresh.store.cancelJob(job.id, new Date().toISOString());
+      expect(await new WebhookSender({ store: fresh.store, secrets, rules: LOOPBACK_RULES, log: pino({ level: 'silent' }), schedule: FAST }).deliverDue()).toBe(1);
+      return received.at(-1)!;
+    };
+    // Generations 2 (current) and 1 (in its overlap), each under the new key, then the old.
+    const overlap = await deliver(during);
+    expect(signaturesIn(overlap.headers['webhook-signature'])).toHaveLength(4);
+    expect(verifies(before, overlap.headers, overlap.body)).toBe(true);
+    expect(verifies(after, overlap.headers, overlap.body)).toBe(true);
+    // The overlap ended (the variable unset): the old key's secrets sign no more.
+    const ended = await deliver(new WebhookSecrets(fresh.store, { dataDir, key: newKey }));
+    expect(signaturesIn(ended.headers['webhook-signature'])).toHaveLength(2);
+    expect(verifies(after, ended.headers, ended.body)).toBe(true);
+    expect(verifies(before, ended.headers, ended.body)).toBe(false);
+    // The same key given twice adds no signature.
+    expect(await new WebhookSecrets(fresh.store, { dataDir, key: newKey, previousKey: newKey }).secretsOf(token, [2])).toEqual([await during.secretOf(token, 2)]);
+    expect(() => new WebhookSecrets(fresh.store, { dataDir, previousKey: 'short' })).toThrow(/^CUTOUT_WEBHOOK_KEY_PREVIOUS must hold 32 bytes/);
+  });
+
   it('sends nothing for a token without a secret (a job made before the check): the attempt says why, and the next is signed once the token has one', async () => {
     const { url, received } = await startReceiver([204]);
     const token = await userToken(fresh.store);
@@ -686,14 +716,15 @@ describe('a job with a webhook_url', () => {
   });
 });
 
-describe('CUTOUT_WEBHOOK_KEY', () => {
+describe.each(['CUTOUT_WEBHOOK_KEY', 'CUTOUT_WEBHOOK_KEY_PREVIOUS'])('%s', (variable) => {
   it('is read as 32 bytes, and a refused value is not echoed in the start-up error', async () => {
     const { loadConfig } = await import('../src/config.js');
     const key = randomBytes(32).toString('hex');
-    expect(loadConfig({ CUTOUT_WEBHOOK_KEY: key }).webhookKey).toBe(key);
-    expect(() => loadConfig({ CUTOUT_WEBHOOK_KEY: 'not-a-key-but-a-secret' })).toThrow(/^CUTOUT_WEBHOOK_KEY=\(the value given\) is not valid/);
+    const field = variable === 'CUTOUT_WEBHOOK_KEY' ? 'webhookKey' : 'webhookKeyPrevious';
+    expect(loadConfig({ [variable]: key })[field]).toBe(key);
+    expect(() => loadConfig({ [variable]: 'not-a-key-but-a-secret' })).toThrow(new RegExp(`^${variable}=\\(the value given\\) is not valid`));
     try {
-      loadConfig({ CUTOUT_WEBHOOK_KEY: 'not-a-key-but-a-secret' });
+      loadConfig({ [variable]: 'not-a-key-but-a-secret' });
     } catch (error) {
       expect((error as Error).message).not.toContain('not-a-key-but-a-secret');
     }

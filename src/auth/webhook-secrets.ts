@@ -1,5 +1,5 @@
 import type { Store } from '../store/store.js';
-import { loadWebhookKey } from './webhook-key.js';
+import { loadWebhookKey, parseWebhookKey } from './webhook-key.js';
 import { deriveSigningSecret } from './webhook-signature.js';
 
 /**
@@ -23,7 +23,10 @@ export interface RotateOptions {
 /**
  * User tokens' webhook signing secrets: made (or replaced) by a rotation, which shows the new
  * secret to its caller once, and derived again by the sender at each delivery. A replaced
- * secret goes on signing for {@link WEBHOOK_SECRET_OVERLAP_MS} unless the rotation ends it. The
+ * secret goes on signing for {@link WEBHOOK_SECRET_OVERLAP_MS} unless the rotation ends it.
+ * While the server's key itself is replaced (`previousKey`, CUTOUT_WEBHOOK_KEY_PREVIOUS), every
+ * secret that signs is derived from both keys, the new key's first, so receivers that still
+ * hold a secret of the old key accept deliveries until the operator ends that overlap. The
  * server's key is read at first use, so a process that never signs never makes the key file.
  *
  * @example const secret = await secrets.rotate(userTokenId) // show it once; the old one signs for 24 h more
@@ -31,12 +34,14 @@ export interface RotateOptions {
 export class WebhookSecrets {
   readonly #store: Store;
   readonly #loadKey: () => Promise<Buffer>;
+  readonly #previousKey: Buffer | undefined;
   readonly #now: () => Date;
   #key: Promise<Buffer> | undefined;
 
-  constructor(store: Store, options: { dataDir: string; key?: string; now?: () => Date }) {
+  constructor(store: Store, options: { dataDir: string; key?: string; previousKey?: string; now?: () => Date }) {
     this.#store = store;
     this.#loadKey = () => loadWebhookKey(options.dataDir, options.key);
+    this.#previousKey = options.previousKey === undefined ? undefined : parseWebhookKey(options.previousKey, 'CUTOUT_WEBHOOK_KEY_PREVIOUS');
     this.#now = options.now ?? (() => new Date());
   }
 
@@ -54,11 +59,16 @@ export class WebhookSecrets {
     return deriveSigningSecret(await this.#serverKey(), userTokenId, generation);
   }
 
-  /** The secrets of these generations of the token's, in their order, for signing. */
+  /**
+   * The secrets of these generations of the token's, in their order, for signing; during a
+   * key replacement the same generations' secrets of the previous key follow them (a key equal
+   * to the current one adds nothing).
+   */
   async secretsOf(userTokenId: string, generations: readonly number[]): Promise<string[]> {
     if (generations.length === 0) return [];
     const key = await this.#serverKey();
-    return generations.map((generation) => deriveSigningSecret(key, userTokenId, generation));
+    const keys = this.#previousKey && !this.#previousKey.equals(key) ? [key, this.#previousKey] : [key];
+    return keys.flatMap((each) => generations.map((generation) => deriveSigningSecret(each, userTokenId, generation)));
   }
 
   #serverKey(): Promise<Buffer> {

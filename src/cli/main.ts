@@ -233,7 +233,7 @@ async function main(argv: string[]): Promise<number> {
     const accounts = new AccountService(store, { sessionTtl: config.sessionTtl });
     if (command === 'tokens') await tokensCommand(rest, tokens, accounts);
     else if (command === 'accounts') await accountsCommand(rest, accounts, tokens);
-    else if (command === 'webhook-secret') await webhookSecretCommand(rest, tokens, accounts, new WebhookSecrets(store, { dataDir: config.dataDir, key: config.webhookKey }));
+    else if (command === 'webhook-secret') await webhookSecretCommand(rest, tokens, accounts, new WebhookSecrets(store, { dataDir: config.dataDir, key: config.webhookKey, previousKey: config.webhookKeyPrevious }));
     else throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     return 0;
   } finally {
