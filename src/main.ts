@@ -3,14 +3,22 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createServices } from './create-services.js';
 import { stopGracefully } from './lifecycle/graceful-stop.js';
 import { openStore } from './store/open-store.js';
+import type { NewerSchema } from './store/schema-compatibility.js';
 import { putEventLoopFirst, threadsStarted } from './threads/thread-priority.js';
 
 /** Starts Cutout: config, store, app, listen; then loads the model; drains and stops cleanly on signals. */
 async function main(config: Config): Promise<void> {
   putEventLoopFirst();
-  const store = await openStore(config);
+  let newerSchema: NewerSchema | undefined;
+  const store = await openStore(config, { onNewerSchema: (newer) => (newerSchema = newer) });
   const { services, close: closeServices } = createServices(config, store);
   const app = await buildApp(services, { level: config.logLevel });
+  if (newerSchema) {
+    app.log.warn(
+      { newerMigrations: newerSchema.migrations, servesFrom: newerSchema.servesFrom },
+      `the database was migrated by a newer Cutout (${newerSchema.migrations.join(', ')}); this one serves on it without migrating, as during a rolling upgrade: finish the upgrade`,
+    );
+  }
   await app.listen({ port: config.port, host: config.host });
 
   const started = performance.now();
@@ -27,7 +35,13 @@ async function main(config: Config): Promise<void> {
         passMs: model.passMs === undefined ? undefined : Math.round(model.passMs),
       }));
       app.log.info(
-        { ms: Math.round(performance.now() - started), precision: choice?.precision, reason: choice?.reason, models },
+        {
+          ms: Math.round(performance.now() - started),
+          precision: choice?.precision,
+          reason: choice?.reason,
+          models,
+          threads: { sessions: config.inferenceConcurrency, perSession: config.inferenceThreads, finish: config.finishThreads },
+        },
         `${models.map((model) => `${model.name} (${model.precision ?? '?'} on ${model.provider ?? '?'}, ${model.passMs ?? '?'} ms a pass)`).join(', ')} loaded and warmed up; ready`,
       );
     },

@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { knownMigrations } from '../src/store/migration-status.js';
 import { childEnv, spawnTs } from './processes/server-process.js';
 import { fp32ModelPath } from './helpers/test-model.js';
 
@@ -137,7 +138,7 @@ describe('replicas starting at once', () => {
       const database = new SQLite(join(dir, 'cutout.sqlite'), { readonly: true });
       try {
         const migrations = database.prepare('select name from kysely_migration order by name').all() as { name: string }[];
-        expect(migrations.map((m) => m.name)).toEqual(['0001-tokens', '0002-accounts-sessions-usage', '0003-setup-code', '0004-jobs', '0005-job-webhooks', '0006-job-item-recovery', '0007-webhook-rotation']);
+        expect(migrations.map((m) => m.name)).toEqual(await knownMigrations());
         const accounts = database.prepare('select email from accounts').all();
         expect(accounts).toEqual(withOwner(place) ? [{ email: 'owner@example.com' }] : []);
       } finally {
@@ -186,7 +187,7 @@ describe('replicas starting at once', () => {
     expectAgreement(expectEveryStart(results, schemas.length), withOwner);
     for (const [place, schema] of schemas.entries()) {
       const migrations = await admin.query(`select name from ${schema}.kysely_migration order by name`);
-      expect(migrations.rows.map((row: { name: string }) => row.name)).toEqual(['0001-tokens', '0002-accounts-sessions-usage', '0003-setup-code', '0004-jobs', '0005-job-webhooks', '0006-job-item-recovery', '0007-webhook-rotation']);
+      expect(migrations.rows.map((row: { name: string }) => row.name)).toEqual(await knownMigrations());
       const accounts = await admin.query(`select email from ${schema}.accounts`);
       expect(accounts.rows).toEqual(withOwner(place) ? [{ email: 'owner@example.com' }] : []);
     }

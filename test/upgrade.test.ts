@@ -11,6 +11,7 @@ import { TokenService } from '../src/auth/token-service.js';
 import { migrationProvider } from '../src/store/migrations.js';
 import { openPostgresStore } from '../src/store/postgres-store.js';
 import { CurrentSchemaPostgresDialect } from '../src/store/postgres-introspector.js';
+import { compareReleases, type SchemaWatch } from '../src/store/schema-compatibility.js';
 import { openSqliteStore } from '../src/store/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
 import { asJson, postgresShape, sqliteShape, type PreviousRelease, type RecordedStatement, type SchemaShape } from './fixtures/previous-schema/shape.js';
@@ -32,7 +33,7 @@ interface Place {
   /** Runs the statements in order on one connection; each one's rows and rows changed. */
   replay(statements: readonly RecordedStatement[]): Promise<{ rows: Record<string, unknown>[]; affected?: number }[]>;
   /** Opens the current store on it, which migrates it to the latest schema as a start does. */
-  openStore(): Promise<Store>;
+  openStore(watch?: SchemaWatch): Promise<Store>;
   dispose(): Promise<void>;
 }
 
@@ -72,8 +73,8 @@ async function sqlitePlace(): Promise<Place & { dataDir: string }> {
           return { rows: [], affected: prepared.run(...statement.parameters).changes };
         }),
       ),
-    async openStore() {
-      const store = await openSqliteStore(dataDir);
+    async openStore(watch) {
+      const store = await openSqliteStore(dataDir, watch);
       stores.push(store);
       return store;
     },
@@ -117,8 +118,8 @@ async function postgresPlace(url: string): Promise<Place> {
         await client.end();
       }
     },
-    async openStore() {
-      const store = await openPostgresStore(url, { schema });
+    async openStore(watch) {
+      const store = await openPostgresStore(url, { schema, ...watch });
       stores.push(store);
       return store;
     },
@@ -226,6 +227,28 @@ describe.each(engines)('$name: the previous release against the current code', (
     expect(grant).toHaveProperty('managedToken');
   });
 
+  it.skipIf(engine.skip)('the current code starts, without migrating, on a schema a newer release changed additively, and is refused once that schema no longer serves it', async () => {
+    const at = await place();
+    await at.migrateTo('latest');
+    // What a newer release's start would do: one additive migration, recorded as Kysely does.
+    const newer = '9999-from-a-newer-release';
+    const statement = (text: string, parameters: unknown[] = []) => ({ sql: text, parameters, rows: [] });
+    await at.replay([
+      statement('alter table user_tokens add column newer_note text'),
+      statement(`insert into ${DEFAULT_MIGRATION_TABLE} (name, timestamp) values (${engine.name === 'sqlite' ? '?, ?' : '$1, $2'})`, [newer, new Date().toISOString()]),
+    ]);
+    const told: unknown[] = [];
+    const store = await at.openStore({ onNewerSchema: (found) => told.push(found) });
+    expect(told).toEqual([{ migrations: [newer], servesFrom: '0.1.0' }]);
+    const tokens = new TokenService(store, { managedTokenTtl: 60 });
+    const { tokenId } = await tokens.createUserToken('during-the-roll');
+    expect(await tokens.exchange(tokenId)).toHaveProperty('managedToken');
+    await store.close();
+
+    await at.replay([statement(`update cutout_schema set serves_from = '99.0.0'`)]);
+    await expect(at.openStore()).rejects.toThrow(/migrated by a newer Cutout \(9999-from-a-newer-release\), whose schema serves Cutout 99\.0\.0 and later; this is \d+\.\d+\.\d+/);
+  });
+
   it.skipIf(engine.skip)(`a server of ${previous.version} does not start on the latest schema: Kysely's Migrator refuses a database with a migration it does not know`, async () => {
     const at = await place();
     await at.migrateTo('latest');
@@ -283,18 +306,36 @@ describe('cutout migrate', () => {
     expect(again.stdout).toContain(`Up to date, at ${pending.at(-1)}.`);
   });
 
-  it('on a database a newer Cutout migrated, --status names the newer migration and exits 1, and migrate refuses', { timeout: 60_000 }, async () => {
+  it('on a database a newer Cutout migrated, --status names the newer migration and says this version serves on it; exits 1 and migrate refuses once the schema no longer serves it', { timeout: 60_000 }, async () => {
     made = await sqlitePlace();
     await made.migrateTo('latest');
     const database = new SQLite(join(made.dataDir, 'cutout.sqlite'));
     database.prepare(`insert into ${DEFAULT_MIGRATION_TABLE} (name, timestamp) values (?, ?)`).run('9999-from-a-newer-release', new Date().toISOString());
-    database.close();
     const env = { CUTOUT_DATA_DIR: made.dataDir };
     const status = await runCli(['migrate', '--status'], { env });
-    expect(status.code).toBe(1);
+    expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/^newer +9999-from-a-newer-release /m);
+    expect(status.stdout).toMatch(/its schema serves Cutout 0\.1\.0 and later, so this version \(\S+\) starts on it and migrates nothing/);
     const migrate = await runCli(['migrate'], { env });
-    expect(migrate.code).toBe(1);
-    expect(migrate.stderr).toContain('was migrated by a newer Cutout (9999-from-a-newer-release)');
+    expect(migrate.code, migrate.stderr).toBe(0);
+    expect(migrate.stdout).toContain('starts on it and migrates nothing');
+
+    database.prepare(`update cutout_schema set serves_from = '99.0.0'`).run();
+    database.close();
+    const refused = await runCli(['migrate', '--status'], { env });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('was migrated by a newer Cutout (9999-from-a-newer-release), whose schema serves Cutout 99.0.0 and later');
+    const migrateRefused = await runCli(['migrate'], { env });
+    expect(migrateRefused.code).toBe(1);
+    expect(migrateRefused.stderr).toContain('run the newer version, or restore the backup taken before the upgrade');
+  });
+});
+
+describe('compareReleases', () => {
+  it('orders releases by their numbers, not as text', () => {
+    expect(compareReleases('0.10.0', '0.9.3')).toBe(1);
+    expect(compareReleases('0.1.0', '0.1.0')).toBe(0);
+    expect(compareReleases('1.2.3-rc.1', '1.2.3')).toBe(0);
+    expect(compareReleases('0.1.9', '0.2.0')).toBe(-1);
   });
 });

@@ -1,7 +1,10 @@
 import { Kysely, Migrator, type Selectable } from 'kysely';
+import { CUTOUT_VERSION } from '../cutout-version.js';
 import type { Database } from './database.js';
 import { createJobQueries } from './job-queries.js';
+import { migrationsOf } from './migration-status.js';
 import { migrationProvider } from './migrations.js';
+import { judgeNewerSchema, SchemaTooNewError, type NewerSchema } from './schema-compatibility.js';
 import { upsertUsage } from './usage-upsert.js';
 import { createWebhookQueries } from './webhook-queries.js';
 import { AccountEmailTakenError, TokenNameTakenError, type Account, type RemovalOutcome, type Store, type UserToken } from './store.js';
@@ -25,12 +28,27 @@ const userTokenColumns = ['id', 'name', 'prefix', 'created_at', 'expires_at', 'r
 /**
  * Brings the schema up to date; run at every start. `schema` keeps Kysely's own migration
  * tables beside Cutout's (PostgreSQL): without it Kysely looks for them in every schema and
- * trips over another application's.
+ * trips over another application's. On a database a newer Cutout migrated, nothing is run:
+ * it resolves with what the newer one added when this `version` may serve on it (an older
+ * replica restarting during a rolling upgrade), and throws {@link SchemaTooNewError} when not.
  */
-export async function migrate(db: Kysely<Database>, schema?: string): Promise<void> {
+export async function migrate(db: Kysely<Database>, schema?: string, version: string = CUTOUT_VERSION): Promise<NewerSchema | undefined> {
+  const newer = async () => {
+    const { unknown, pending, servesFrom } = await migrationsOf(db as Kysely<unknown>, schema);
+    if (unknown.length === 0) return undefined;
+    const verdict = judgeNewerSchema({ unknown: unknown.map((migration) => migration.name), pending, servesFrom }, version);
+    if (verdict instanceof SchemaTooNewError) throw verdict;
+    return verdict;
+  };
+  const before = await newer();
+  if (before) return before;
   const { error, results } = await new Migrator({ db, provider: migrationProvider, migrationTableSchema: schema }).migrateToLatest();
+  if (!error) return undefined;
+  // A newer replica may have migrated between the look and the Migrator's lock.
+  const since = await newer();
+  if (since) return since;
   const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-  if (error) throw new Error(failed ? `database migration ${failed} failed` : 'database migration failed', { cause: error });
+  throw new Error(failed ? `database migration ${failed} failed` : 'database migration failed', { cause: error });
 }
 
 /** Unique-constraint violations from SQLite (SQLITE_CONSTRAINT_UNIQUE) and PostgreSQL (23505). */

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import { migrationProvider } from './migrations.js';
 import { CurrentSchemaPostgresDialect } from './postgres-introspector.js';
+import { readServesFrom } from './schema-compatibility.js';
 
 /** One migration recorded in a database: its name and when it ran (ISO 8601). */
 export interface AppliedMigration {
@@ -23,6 +24,11 @@ export interface MigrationStatus {
   pending: string[];
   /** Recorded in the database but unknown here: a newer Cutout ran them. */
   unknown: AppliedMigration[];
+  /**
+   * With `unknown` ones and none pending: the oldest release the newer schema serves
+   * (src/store/schema-compatibility.ts).
+   */
+  servesFrom?: string;
 }
 
 /** Every migration this Cutout knows, in the order they run. */
@@ -31,11 +37,11 @@ export async function knownMigrations(): Promise<string[]> {
 }
 
 /**
- * The status of the database `db` is connected to, read without changing it (Kysely's
+ * The migrations of the database `db` is connected to, read without changing it (Kysely's
  * Migrator only for what it knows; its own table for what it does not).
  * `schema`: where the migration table lives (PostgreSQL).
  */
-export async function migrationStatusOf(db: Kysely<unknown>, database: string, schema?: string): Promise<MigrationStatus> {
+export async function migrationsOf(db: Kysely<unknown>, schema?: string): Promise<Omit<MigrationStatus, 'database'>> {
   const known = await new Migrator({ db, provider: migrationProvider, migrationTableSchema: schema }).getMigrations();
   const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
   const recorded = tables.some((table) => table.name === DEFAULT_MIGRATION_TABLE && (!schema || table.schema === schema))
@@ -45,12 +51,20 @@ export async function migrationStatusOf(db: Kysely<unknown>, database: string, s
     : [];
   const knownNames = new Set(known.map((migration) => migration.name));
   const atOf = (value: string | Date) => new Date(value).toISOString();
+  const pending = known.filter((migration) => !migration.executedAt).map((migration) => migration.name);
+  const unknown = recorded.filter((row) => !knownNames.has(row.name)).map((row) => ({ name: row.name, at: atOf(row.timestamp) }));
   return {
-    database,
     applied: known.filter((migration) => migration.executedAt).map((migration) => ({ name: migration.name, at: migration.executedAt!.toISOString() })),
-    pending: known.filter((migration) => !migration.executedAt).map((migration) => migration.name),
-    unknown: recorded.filter((row) => !knownNames.has(row.name)).map((row) => ({ name: row.name, at: atOf(row.timestamp) })),
+    pending,
+    unknown,
+    // Every known migration ran, 0008 (which made the table) among them.
+    ...(unknown.length > 0 && pending.length === 0 ? { servesFrom: await readServesFrom(db, schema) } : {}),
   };
+}
+
+/** {@link migrationsOf} the database `db` is connected to, with what to call it in print. */
+export async function migrationStatusOf(db: Kysely<unknown>, database: string, schema?: string): Promise<MigrationStatus> {
+  return { database, ...(await migrationsOf(db, schema)) };
 }
 
 /** `host:port/database` of a PostgreSQL URL: what may be printed of it. */

@@ -9,7 +9,10 @@ import { Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
  * test/fixtures/previous-schema/:
  * - Forward only: no `down`. A released migration is never edited, renamed or removed; a
  *   change is a new entry whose name sorts after every other (databases record the names
- *   they ran, and Kysely refuses a database that ran one it does not know).
+ *   they ran; an older Cutout starts on a database that ran names it does not know only while
+ *   `cutout_schema.serves_from` names its release or an earlier one: schema-compatibility.ts).
+ * - A migration that breaks an older release's queries (only in a new minor version) raises
+ *   `serves_from` to the first release that works with it.
  * - Additive within a minor version: new tables, indexes, and columns that are nullable or
  *   have a default. Nothing is dropped, renamed or retyped, no constraint on an existing
  *   column tightened, no existing value rewritten into another meaning: the previous
@@ -188,6 +191,19 @@ const migrations: Record<string, Migration> = {
         .addColumn('signs_until', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('webhook_secret_overlaps_pkey', ['user_token_id', 'generation'])
         .execute();
+    },
+  },
+  // Which releases' code serves on this schema, for a replica older than the schema that
+  // restarts during a rolling upgrade (src/store/schema-compatibility.ts). A migration that
+  // breaks an older release (a new minor version's second step) raises `serves_from`.
+  '0008-schema-compatibility': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('cutout_schema')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('serves_from', 'text', (c) => c.notNull())
+        .execute();
+      await sql`insert into cutout_schema (id, serves_from) values (1, ${'0.1.0'})`.execute(db);
     },
   },
 };

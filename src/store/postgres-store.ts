@@ -4,6 +4,7 @@ import type { Database } from './database.js';
 import { createKyselyStore, migrate } from './kysely-store.js';
 import { CurrentSchemaPostgresDialect } from './postgres-introspector.js';
 import { isPostgresUnreachable } from './postgres-outage.js';
+import type { SchemaWatch } from './schema-compatibility.js';
 import type { Store } from './store.js';
 import { reportUnavailability } from './store-unavailable.js';
 
@@ -13,7 +14,7 @@ import { reportUnavailability } from './store-unavailable.js';
  */
 const CONNECT_TIMEOUT_MS = 5000;
 
-export interface PostgresStoreOptions {
+export interface PostgresStoreOptions extends SchemaWatch {
   /** Keep Cutout's tables in this schema (created if missing); tests use a fresh one per run. */
   schema?: string;
 }
@@ -55,7 +56,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   try {
     if (schema) await createSchemaIfMissing(db, schema);
     const current = schema ?? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema;
-    await migrate(db, current);
+    const newer = await migrate(db, current);
+    if (newer) options.onNewerSchema?.(newer);
   } catch (error) {
     await db.destroy();
     throw error;

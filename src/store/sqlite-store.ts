@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
 import type { Database } from './database.js';
 import { createKyselyStore, migrate } from './kysely-store.js';
+import type { SchemaWatch } from './schema-compatibility.js';
 import type { Store } from './store.js';
 import { reportUnavailability } from './store-unavailable.js';
 
@@ -71,7 +72,7 @@ async function switchToWal(database: SQLite.Database): Promise<void> {
  * The embedded default: `<dataDir>/cutout.sqlite` in WAL mode with full fsync, so a token
  * committed before a crash (even `kill -9`) is there after it.
  */
-export async function openSqliteStore(dataDir: string): Promise<Store> {
+export async function openSqliteStore(dataDir: string, watch: SchemaWatch = {}): Promise<Store> {
   await mkdir(dataDir, { recursive: true });
   const database = new SQLite(join(dataDir, 'cutout.sqlite'));
   database.pragma('busy_timeout = 5000');
@@ -79,7 +80,8 @@ export async function openSqliteStore(dataDir: string): Promise<Store> {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new TransactionalDdlSqliteDialect({ database }) });
-  await migrate(db);
+  const newer = await migrate(db);
+  if (newer) watch.onNewerSchema?.(newer);
   // Another process (the CLI, a second server on this data directory) held the write lock
   // for longer than busy_timeout: say so as an outage, not as an internal error.
   return reportUnavailability(createKyselyStore(db), (error) => (error as { code?: unknown } | null)?.code === 'SQLITE_BUSY');
