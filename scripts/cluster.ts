@@ -17,7 +17,7 @@
  * It prints a table of requests by outcome per phase and what HAProxy adds to a request's
  * latency, and exits non-zero if any check failed. Everything it starts lives in a
  * temporary directory, on ports and in network namespaces of its own, and is stopped at the
- * end (or after RUN_LIMIT_MS whatever happens). docs/deployment.md records a run.
+ * end (or after RUN_LIMIT_MS whatever happens). bench/results/history-cluster.md records its runs.
  *
  *   npm run cluster                      # builds src/ into .cluster-build/, then runs
  *   npm run cluster -- --keep            # keeps the temporary directory (logs) afterwards

@@ -1,6 +1,6 @@
 /**
  * The model pass in float32 against int8, in one process, alternated: the int8 model's speed
- * target (int8 ≤ 0.33 × float32) and the per-block profile of docs/benchmarks.md.
+ * target (int8 ≤ 0.33 × float32) and the per-block profile (bench/results/history-benchmarks.md).
  *
  *   npm run model-pass -- [--rounds N] [--threads N] [--photo FILE] [--ranges FILE] [--profile N]
  *

@@ -10,7 +10,7 @@
  *    `app.inject` (not over HTTP) the heap keeps about twice each answer's size, so 40,000
  *    answers of the 100 KB OpenAPI document run out of memory before the end.
  *
- * A removal takes a second or more (docs/benchmarks.md); docs/deployment.md keeps the figures.
+ * A removal takes a second or more (docs/benchmarks.md); docs/internals/replicas.md keeps the figures.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -13,7 +13,7 @@ export interface FirstLook {
 
 /**
  * The {@link firstLookDoubt} above which `quality=auto` takes a second look. Calibrated on the
- * fixtures by scripts/calibrate-auto.ts (docs/quality.md has the run and the figures).
+ * fixtures by scripts/calibrate-auto.ts (docs/internals/quality-auto.md has the run and the figures).
  */
 export const SECOND_LOOK_THRESHOLD = 0.09;
 

@@ -58,7 +58,7 @@ export function mirrorImage(image: RawImage): RawImage {
  * answer, byte for byte. Several are fused pixel by pixel by the mean of their logits,
  * log(p / (1 − p)), turned back into a probability: where one view is sure and another
  * hesitates, the sure one wins, so the views' disagreements do not leave the subject half
- * transparent as a mean of probabilities does (docs/quality.md compares the fusions).
+ * transparent as a mean of probabilities does (docs/internals/refinement.md compares the fusions).
  *
  * @example const { mask, uncertainty } = fuseViews(['photo', 'mirror'], [maskOfPhoto, maskOfMirror])
  */
