@@ -35,13 +35,7 @@ async function main(config: Config): Promise<void> {
         passMs: model.passMs === undefined ? undefined : Math.round(model.passMs),
       }));
       app.log.info(
-        {
-          ms: Math.round(performance.now() - started),
-          precision: choice?.precision,
-          reason: choice?.reason,
-          models,
-          threads: { sessions: config.inferenceConcurrency, perSession: config.inferenceThreads, finish: config.finishThreads },
-        },
+        { ms: Math.round(performance.now() - started), precision: choice?.precision, reason: choice?.reason, models },
         `${models.map((model) => `${model.name} (${model.precision ?? '?'} on ${model.provider ?? '?'}, ${model.passMs ?? '?'} ms a pass)`).join(', ')} loaded and warmed up; ready`,
       );
     },
