@@ -2,8 +2,16 @@ import { availableParallelism } from 'node:os';
 import Type, { type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { MODEL_NAME } from './model/model-presets.js';
+import { gpuHint } from './model/vulkan-drivers.js';
+import { threadDefaults } from './threads/thread-defaults.js';
 
 const MB = 1024 * 1024;
+
+/**
+ * This host's thread defaults: from its cores, and one model session where the model may run
+ * on a GPU (vulkan-drivers.ts: a hardware Vulkan driver and a GPU device; off Linux, always).
+ */
+const HOST_THREADS = threadDefaults(availableParallelism(), { gpu: gpuHint().hardware });
 
 /**
  * Cutout's whole configuration: one schema, each field with the environment variable it is
@@ -100,16 +108,18 @@ export const ConfigSchema = Type.Object({
   }),
   inferenceThreads: Type.Integer({
     env: 'CUTOUT_INFERENCE_THREADS',
-    default: availableParallelism(),
+    default: HOST_THREADS.inferenceThreads,
     minimum: 1,
-    description: 'Threads ONNX Runtime uses inside one model run (default: the number of cores).',
+    description:
+      'Threads ONNX Runtime uses inside one model run. Default: the cores shared out among the default sessions (CUTOUT_INFERENCE_CONCURRENCY), ⌊cores / sessions⌋: 2 on 2 cores and on 16, 8 on 64; every core where the model may run on a GPU.',
   }),
   inferenceConcurrency: Type.Integer({
     env: 'CUTOUT_INFERENCE_CONCURRENCY',
-    default: 1,
+    default: HOST_THREADS.inferenceSessions,
     minimum: 1,
     maximum: 64,
-    description: 'Model runs in flight at once; the rest wait in the queue.',
+    description:
+      'Model runs in flight at once, each in a session of its own; the rest wait in the queue. Default: half the cores, from 1 up to 8 (1 on 2 cores); 1 where the model may run on a GPU (a hardware Vulkan driver and a GPU device), which runs one pass at a time. Each session keeps its own memory arena.',
   }),
   inferenceMemoryArena: Type.Boolean({
     env: 'CUTOUT_INFERENCE_MEMORY_ARENA',
@@ -122,6 +132,14 @@ export const ConfigSchema = Type.Object({
     default: false,
     description:
       'Let ONNX Runtime plan one block for all of a model run\'s intermediate tensors: measured here, with the arena it made passes no faster and the peak about 580 MB higher; without the arena, passes 3–6 % faster and each run\'s peak about 240 MB higher (docs/benchmarks.md).',
+  }),
+  finishThreads: Type.Integer({
+    env: 'CUTOUT_FINISH_THREADS',
+    default: HOST_THREADS.finishThreads,
+    minimum: 1,
+    maximum: 256,
+    description:
+      'Threads that do the work after the model: the photo\'s full-size decode, the refinement, the answer\'s composition and encode, one image on one thread, each image given to the least busy. Default: half the cores, at least 1 (1 on 2 cores). A thread starts when every started one is busy.',
   }),
   queueMax: Type.Integer({
     env: 'CUTOUT_QUEUE_MAX',

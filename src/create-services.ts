@@ -5,7 +5,7 @@ import { InferenceQueue } from './inference/inference-queue.js';
 import { WebhookSecrets } from './auth/webhook-secrets.js';
 import { DrainState } from './lifecycle/drain-state.js';
 import { ModelService } from './model/model-service.js';
-import { FinishThread } from './pipeline/finish-thread.js';
+import { FinishPool } from './pipeline/finish-pool.js';
 import { HeicThread } from './pipeline/heic-thread.js';
 import { RemovalService } from './removal/removal-service.js';
 import type { Store } from './store/store.js';
@@ -40,7 +40,7 @@ export function createServices(config: Config, store: Store, options: { model?: 
       executionProvider: config.executionProvider,
     });
   const queue = new InferenceQueue({ concurrency: config.inferenceConcurrency, maxQueued: config.queueMax, jobShare: config.jobMinShare });
-  const finisher = new FinishThread();
+  const finisher = new FinishPool({ threads: config.finishThreads });
   const heic = new HeicThread();
   const services: Services = {
     config,

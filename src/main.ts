@@ -35,7 +35,13 @@ async function main(config: Config): Promise<void> {
         passMs: model.passMs === undefined ? undefined : Math.round(model.passMs),
       }));
       app.log.info(
-        { ms: Math.round(performance.now() - started), precision: choice?.precision, reason: choice?.reason, models },
+        {
+          ms: Math.round(performance.now() - started),
+          precision: choice?.precision,
+          reason: choice?.reason,
+          models,
+          threads: { sessions: config.inferenceConcurrency, perSession: config.inferenceThreads, finish: config.finishThreads },
+        },
         `${models.map((model) => `${model.name} (${model.precision ?? '?'} on ${model.provider ?? '?'}, ${model.passMs ?? '?'} ms a pass)`).join(', ')} loaded and warmed up; ready`,
       );
     },

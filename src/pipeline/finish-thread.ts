@@ -34,7 +34,7 @@ export interface Finisher {
 }
 
 /**
- * The client of the finish thread (`finish-worker.ts`), which owns everything at full size:
+ * The client of one finish thread (`finish-worker.ts`), which owns everything at full size:
  * the photo's full-size decode, the finishing steps (`finish-steps.ts`: alpha, then encode)
  * and the answer's bytes. The full-size pixels (a 2.5-megapixel photo goes through some
  * 20 MB of them) never reach the main thread, whose garbage collections would otherwise grow
@@ -45,10 +45,10 @@ export interface Finisher {
  * grid work that needs only the model's input happen before or while the model runs, so what
  * is left once the mask arrives is the part that needs it, and the encode.
  *
- * One per process, owned like the model: `main.ts` makes it and closes it on shutdown. The
- * thread starts on first use and is unref'd whenever no answer is awaited, so an idle
- * FinishThread never keeps a process alive. A thread that crashed fails what it held, and the
- * next image starts a new one.
+ * The process's finish threads are a pool of these (`finish-pool.ts`), which gives each image
+ * to one of them. The thread starts on first use and is unref'd whenever no answer is
+ * awaited, so an idle FinishThread never keeps a process alive. A thread that crashed fails
+ * what it held, and the next image starts a new one.
  *
  * @example
  * const finishing = finishThread.begin(bytes, { maxPixels: 50e6, spec: { refine: DEFAULT_REFINE_SETTINGS } })
@@ -56,12 +56,25 @@ export interface Finisher {
  * const { bytes: png } = await finishing.finish(mask)
  */
 export class FinishThread implements Finisher {
+  readonly #module: URL;
   #thread: Promise<Worker> | undefined;
+  /** Images begun and neither answered nor cancelled. */
+  #held = 0;
   #waiting = new Map<number, { resolve: (answer: FinishedAnswer) => void; reject: (error: Error) => void }>();
   #nextId = 0;
   #closed = false;
   /** Called when the last awaited answer is in, for `close`. */
   #drained: (() => void) | undefined;
+
+  /** `module`: the worker to run; default `finish-worker`, which tests may wrap. */
+  constructor({ module = besideThisModule(import.meta.url, 'finish-worker') }: { module?: URL } = {}) {
+    this.#module = module;
+  }
+
+  /** Images this thread holds: begun, and neither answered nor cancelled. */
+  get held(): number {
+    return this.#held;
+  }
 
   begin(photo: PhotoInput, { maxPixels, spec }: { maxPixels: number; spec: FinishSpec }): ImageFinishing {
     const thread = this.#start();
@@ -70,8 +83,14 @@ export class FinishThread implements Finisher {
     // Messages before `finish` are not answered; a thread that failed to start fails `finish`.
     const post = (message: FinishRequest) => void thread.then((worker) => this.#thread === thread && send(worker, message), () => {});
     post({ type: 'begin', id, photo, maxPixels, spec });
+    this.#held++;
     let finishing = false;
     let cancelled = false;
+    let released = false;
+    const letGo = () => {
+      if (!released) this.#held--;
+      released = true;
+    };
     return {
       prepare: (modelInput) => {
         if (!cancelled && spec.refine) post({ type: 'prepare', id, modelInput });
@@ -79,12 +98,23 @@ export class FinishThread implements Finisher {
       finish: (mask, inputs = {}) => {
         finishing = true;
         // Awaited from now on, so that `close` waits for it even while the thread starts.
-        const answer = new Promise<FinishedAnswer>((resolve, reject) => this.#waiting.set(id, { resolve, reject }));
+        const answer = new Promise<FinishedAnswer>((resolve, reject) =>
+          this.#waiting.set(id, {
+            resolve: (finished) => (letGo(), resolve(finished)),
+            reject: (error) => (letGo(), reject(error)),
+          }),
+        );
         thread.then(
           (worker) => {
             if (this.#thread !== thread) return this.#settle(id, new Error('the finish thread stopped before the image was finished'));
             if (this.#waiting.size === 1) worker.ref();
-            send(worker, { type: 'finish', id, mask, ...inputs }, wholeBuffer(mask.data));
+            try {
+              send(worker, { type: 'finish', id, mask, ...inputs }, wholeBuffer(mask.data));
+            } catch (error) {
+              // A mask whose pixels cannot be sent (moved away already) must not leave its answer hanging.
+              this.#settle(id, error as Error);
+              if (this.#waiting.size === 0) worker.unref();
+            }
           },
           (error: Error) => this.#settle(id, error),
         );
@@ -93,6 +123,7 @@ export class FinishThread implements Finisher {
       cancel: () => {
         if (finishing || cancelled) return;
         cancelled = true;
+        letGo();
         post({ type: 'drop', id });
       },
     };
@@ -113,7 +144,7 @@ export class FinishThread implements Finisher {
   #start(): Promise<Worker> {
     if (this.#closed) throw new Error('the finish thread is closed');
     if (this.#thread) return this.#thread;
-    const thread = startWorkerThread(besideThisModule(import.meta.url, 'finish-worker')).then(({ worker }) => {
+    const thread = startWorkerThread(this.#module).then(({ worker }) => {
       this.#watch(thread, worker);
       return worker;
     });

@@ -1,6 +1,8 @@
+import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { CutoutError } from '../errors.js';
 import { besideThisModule, startWorkerThread } from '../threads/start-worker-thread.js';
+import { threadDefaults } from '../threads/thread-defaults.js';
 import { fromThreadError } from '../threads/thread-error.js';
 import { heifHeader } from './decode.js';
 import type { HeicRequest, HeicResult } from './heic-protocol.js';
@@ -10,7 +12,7 @@ import { isHeif } from './sniff-format.js';
 
 /** How the HEIC threads are shared out; every field has a default. */
 export interface HeicThreadOptions {
-  /** Photos decoded at once, each on a thread of its own. Default 2. */
+  /** Photos decoded at once, each on a thread of its own. Default: half the cores, at least 2 (`thread-defaults.ts`). */
   threads?: number;
   /**
    * A photo over this many pixels is large: large photos are decoded at most `threads − 1` at
@@ -78,7 +80,7 @@ export class HeicThread {
   readonly #workers = new Set<Worker>();
 
   constructor(options: HeicThreadOptions = {}) {
-    this.#threads = Math.max(1, options.threads ?? 2);
+    this.#threads = Math.max(1, options.threads ?? threadDefaults(availableParallelism()).heicThreads);
     this.#largePixels = options.largePixels ?? LARGE_PHOTO_PIXELS;
     this.#keepDecoderBytes = options.keepDecoderBytes ?? 128 * 2 ** 20;
     this.#idleMs = options.idleMs ?? 10_000;

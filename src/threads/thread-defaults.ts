@@ -1,0 +1,46 @@
+/** How many threads of each kind a host of some number of cores starts by default. */
+export interface ThreadDefaults {
+  /** Model sessions, each on its own thread (CUTOUT_INFERENCE_CONCURRENCY): the passes in flight at once. */
+  inferenceSessions: number;
+  /** Threads ONNX Runtime uses inside one session's pass (CUTOUT_INFERENCE_THREADS). */
+  inferenceThreads: number;
+  /** Finish threads (CUTOUT_FINISH_THREADS): full-size decode, refine, compose and encode. */
+  finishThreads: number;
+  /** HEIC/HEIF photos decoded at once, each on a thread of its own (`heic-thread.ts`). */
+  heicThreads: number;
+}
+
+/** The most model sessions a default starts: past it, more cores go to each session's threads. */
+export const MAX_DEFAULT_SESSIONS = 8;
+
+/**
+ * The threads a host with `cores` cores starts unless told otherwise: a pure function of the
+ * core count (config.ts passes `os.availableParallelism()`), so that 2 cores, where every
+ * figure of the benchmarks was taken, keep one 2-thread session, one finish thread and two
+ * HEIC threads, and a larger host spreads the same work over its cores.
+ *
+ * - On the CPU, the model runs as sessions of 2 threads, `⌊cores / 2⌋` of them up to
+ *   {@link MAX_DEFAULT_SESSIONS}, and each session takes `⌊cores / sessions⌋` threads. ONNX
+ *   Runtime's passes scale across sessions much better than across one session's threads
+ *   (on a 16-core host, int8 IS-Net: 1.83 passes/s for one 2-thread session, 11.15 for
+ *   eight; the reasoning is in bench/results/finish-pool-defaults.txt), and each session costs
+ *   the memory of its arena, hence the cap.
+ * - Where the model may run on a GPU (`gpu`), one session with every core, as before: the
+ *   GPU runs one pass at a time, and a second session only costs memory.
+ * - The finish threads are half the cores (at least one): on a GPU host they are the work
+ *   between passes, and the other half decodes the photos to the model's size, serves HTTP
+ *   and feeds the GPU.
+ * - The HEIC threads are half the cores, at least two.
+ *
+ * @example threadDefaults(16) // { inferenceSessions: 8, inferenceThreads: 2, finishThreads: 8, heicThreads: 8 }
+ */
+export function threadDefaults(cores: number, { gpu = false }: { gpu?: boolean } = {}): ThreadDefaults {
+  const count = Math.max(1, Math.floor(cores));
+  const inferenceSessions = gpu ? 1 : Math.min(MAX_DEFAULT_SESSIONS, Math.max(1, Math.floor(count / 2)));
+  return {
+    inferenceSessions,
+    inferenceThreads: Math.max(1, Math.floor(count / inferenceSessions)),
+    finishThreads: Math.max(1, Math.floor(count / 2)),
+    heicThreads: Math.max(2, Math.floor(count / 2)),
+  };
+}
