@@ -8,8 +8,11 @@
  *   npx tsx scripts/bench/finish-pool.ts --mode standin [--finish-threads 1,2]
  *   npx tsx scripts/bench/finish-pool.ts --mode cpu --before /tmp/cutout-before
  *
+ * `--after DIR`: the checkout measured as "after" and by `standin` (default this one; a clean
+ * `git worktree` of a commit keeps other people's unfinished edits out of the figures).
+ *
  * `standin`: a stand-in for a GPU, a model so fast that its pass is not the limit: the bundled
- * IS-Net made to work at 160² (test/helpers/isnet-at-size.ts, as the WebGPU tests run it) on
+ * IS-Net made to work at `--side`² (default 160; test/helpers/isnet-at-size.ts, as the WebGPU tests run it) on
  * one CPU thread, the rest of the defaults as they are; one variant per finish-thread count.
  * `cpu`: the server's defaults (the bundled model, int8 where the probe finds it faster) of
  * this checkout and of `--before` (a checkout of the commit before, e.g. a `git worktree`,
@@ -32,14 +35,14 @@ import { describeMachine } from './machine.js';
 import { median } from './stats.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const STANDIN_SIDE = 160;
-const STANDIN_MODEL = `isnet-${STANDIN_SIDE}`;
 
 const { values } = parseArgs({
   options: {
     mode: { type: 'string', default: 'standin' },
+    side: { type: 'string', default: '160' },
     'finish-threads': { type: 'string', default: '1,2' },
     before: { type: 'string' },
+    after: { type: 'string' },
     clients: { type: 'string', default: '8' },
     seconds: { type: 'string', default: '40' },
     rounds: { type: 'string', default: '2' },
@@ -66,6 +69,8 @@ interface ChildResult {
   /** CPU time of the process over the window, in cores. */
   cores: number;
   config: { sessions: number; inferenceThreads: number; finishThreads: number };
+  /** The form of the model that ran (CUTOUT_MODEL_PRECISION, or what `auto`'s probe chose). */
+  precision?: string;
   /** Median ms of each stage the removals report (Server-Timing's), over the window. */
   stages: Record<string, number>;
 }
@@ -126,8 +131,11 @@ async function runParent(): Promise<void> {
     await mkdir(models);
     for (const file of await readdir(join(ROOT, 'data/models'))) await symlink(join(ROOT, 'data/models', file), join(models, file));
 
+    const after = join(values.after ? resolve(values.after) : ROOT, 'src');
     const variants: { label: string; src: string; env: Record<string, string> }[] = [];
     if (values.mode === 'standin') {
+      const STANDIN_SIDE = Number(values.side);
+      const STANDIN_MODEL = `isnet-${STANDIN_SIDE}`;
       const { isnetAtSize } = await import('../../test/helpers/isnet-at-size.js');
       const { installModel } = await import('../../src/model/installed-models.js');
       const { ISNET_PROCESSING } = await import('../../src/model/model-processing.js');
@@ -137,13 +145,16 @@ async function runParent(): Promise<void> {
       for (const threads of values['finish-threads'].split(',')) {
         variants.push({
           label: `finish threads ${threads}`,
-          src: join(ROOT, 'src'),
+          src: after,
           env: { CUTOUT_MODELS: STANDIN_MODEL, CUTOUT_INFERENCE_THREADS: '1', CUTOUT_FINISH_THREADS: threads, CUTOUT_STANDIN_DATA: standinData },
         });
       }
     } else {
       if (!values.before) throw new Error('--mode cpu needs --before DIR, a checkout of the commit to compare with');
-      variants.push({ label: 'before', src: join(resolve(values.before), 'src'), env: {} }, { label: 'after', src: join(ROOT, 'src'), env: {} });
+      // auto's probe may choose differently from one start to the next where int8's lead is
+      // small; both sides run the same form, `auto` unless CUTOUT_MODEL_PRECISION says.
+      const precision: Record<string, string> = process.env.CUTOUT_MODEL_PRECISION ? { CUTOUT_MODEL_PRECISION: process.env.CUTOUT_MODEL_PRECISION } : {};
+      variants.push({ label: 'before', src: join(resolve(values.before), 'src'), env: precision }, { label: 'after', src: after, env: precision });
     }
 
     const commitOf = (src: string) => execFileSync('git', ['-C', src, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
@@ -161,7 +172,7 @@ async function runParent(): Promise<void> {
       for (const variant of variants) {
         const result = await runVariant(variant, work, photo, false);
         results.get(variant.label)!.push(result);
-        const row = `round ${round}, ${variant.label}: ${result.imagesPerSecond.toFixed(3)} images/s (${result.images} in ${result.seconds.toFixed(1)} s), median ${result.medianMs.toFixed(0)} ms, ${result.cores.toFixed(2)} cores busy, started in ${result.startMs.toFixed(0)} ms; sessions ${result.config.sessions} × ${result.config.inferenceThreads} threads, finish threads ${result.config.finishThreads}; stage medians (ms) ${Object.entries(result.stages).map(([stage, ms]) => `${stage} ${ms}`).join(', ')}; load ${loadAverage()}`;
+        const row = `round ${round}, ${variant.label}: ${result.imagesPerSecond.toFixed(3)} images/s (${result.images} in ${result.seconds.toFixed(1)} s), median ${result.medianMs.toFixed(0)} ms, ${result.cores.toFixed(2)} cores busy, started in ${result.startMs.toFixed(0)} ms; ${result.precision ?? '?'}, sessions ${result.config.sessions} × ${result.config.inferenceThreads} threads, finish threads ${result.config.finishThreads}; stage medians (ms) ${Object.entries(result.stages).map(([stage, ms]) => `${stage} ${ms}`).join(', ')}; load ${loadAverage()}`;
         rows.push(row);
         console.log(row);
       }
@@ -248,6 +259,7 @@ async function runChild(): Promise<void> {
     imagesPerSecond: times.length / window,
     medianMs: median(times),
     cores: (used.user + used.system) / 1e6 / ((performance.now() - begin) / 1000),
+    precision: services.model.precision?.precision,
     stages: Object.fromEntries(Object.keys(stages[0] ?? {}).map((stage) => [stage, Math.round(median(stages.map((timing) => timing[stage])))])),
     config: { sessions: config.inferenceConcurrency, inferenceThreads: config.inferenceThreads, finishThreads: (config as { finishThreads?: number }).finishThreads ?? 1 },
   };
