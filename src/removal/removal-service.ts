@@ -57,7 +57,7 @@ export type RemovalResult = RemovedBackground & { model: string; timings: { memo
  * Runs a removal for an HTTP request, for every route that offers one (the API's three
  * endpoints and the dashboard's try-it): the capacity check before the body is read, the
  * request's deadline and disconnection, and the pipeline through the process's one inference
- * queue and finish thread. Decorated once on the app as `app.removals`.
+ * queue and finish threads. Decorated once on the app as `app.removals`.
  *
  * @example
  * app.addHook('onRequest', async () => app.removals.assertCapacity())
