@@ -7,7 +7,7 @@
  * the server of another checkout of Cutout (a worktree at an older commit) beside it. For each
  * size, one request at a time, alternating: the default request to each server (its answers
  * must be byte-identical), then this server with each option (`max_width` 1024, raw bytes,
- * WebP, JPEG, the mask alone, crop). It prints medians and spreads, the answers' sizes, and
+ * WebP, JPEG, the mask alone, crop, a 20-pixel outline). It prints medians and spreads, the answers' sizes, and
  * the stage times of Server-Timing. `--burst N` then sends N concurrent requests of the
  * largest size to each server in turn, twice, and reads each one's peak memory (VmHWM).
  * Figures from a shared machine: read the ratios, taken in the same rounds.
@@ -55,6 +55,7 @@ const VARIANTS: Variant[] = [
   { name: 'format jpg', fields: { format: 'jpg' }, headers: { accept: 'image/*' } },
   { name: 'channels alpha', fields: { channels: 'alpha' }, headers: { accept: 'image/*' } },
   { name: 'crop', fields: { crop: true }, headers: { accept: 'image/*' } },
+  { name: 'outline 20', fields: { outline: 20 }, headers: { accept: 'image/*' } },
 ];
 
 function body(image: BenchImage, fields: Record<string, unknown>): Buffer {
