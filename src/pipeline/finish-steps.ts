@@ -190,11 +190,16 @@ export function outlineSubject(cutout: RawImage, width: number, colour: Rgba): R
   squaredDistances(distance, w, h);
   const data = new Uint8Array(cutout.data);
   const [r, g, b, a] = colour;
+  // Past this squared distance the stroke is 0; an opaque pixel stays as it is under any stroke.
+  const beyond = (width + 0.5) * (width + 0.5);
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
-      const stroke = (Math.min(1, Math.max(0, width + 0.5 - Math.sqrt(distance[y * w + x]))) * a) / 255;
-      if (stroke === 0) continue;
+      const squared = distance[y * w + x];
+      if (squared >= beyond) continue;
       const at = ((top + y) * cutout.width + left + x) * 4;
+      if (data[at + 3] === 255) continue;
+      const stroke = (Math.min(1, Math.max(0, width + 0.5 - Math.sqrt(squared))) * a) / 255;
+      if (stroke === 0) continue;
       // The cut-out over the stroke ("over", straight alpha).
       const over = data[at + 3] / 255;
       const alpha = over + stroke * (1 - over);
@@ -208,22 +213,24 @@ export function outlineSubject(cutout: RawImage, width: number, colour: Rgba): R
   return { ...cutout, data };
 }
 
-/** Turns 0 (the subject) / far into each pixel's squared distance to the subject, in place. */
+/** Turns 0 (the subject) / far into each pixel's squared distance to the subject, in place: rows, then columns. */
 function squaredDistances(grid: Float32Array, width: number, height: number): void {
   const n = Math.max(width, height);
   const line = new Float32Array(n);
   const out = new Float32Array(n);
   const parabolas = new Int32Array(n);
   const bounds = new Float32Array(n + 1);
-  const pass = (count: number, length: number, index: (i: number, j: number) => number) => {
-    for (let i = 0; i < count; i++) {
-      for (let j = 0; j < length; j++) line[j] = grid[index(i, j)];
-      lowerEnvelope(line, length, out, parabolas, bounds);
-      for (let j = 0; j < length; j++) grid[index(i, j)] = out[j];
-    }
-  };
-  pass(height, width, (y, x) => y * width + x);
-  pass(width, height, (x, y) => y * width + x);
+  for (let y = 0; y < height; y++) {
+    const row = grid.subarray(y * width, (y + 1) * width);
+    line.set(row);
+    lowerEnvelope(line, width, out, parabolas, bounds);
+    row.set(out.subarray(0, width));
+  }
+  for (let x = 0; x < width; x++) {
+    for (let y = 0, at = x; y < height; y++, at += width) line[y] = grid[at];
+    lowerEnvelope(line, height, out, parabolas, bounds);
+    for (let y = 0, at = x; y < height; y++, at += width) grid[at] = out[y];
+  }
 }
 
 /** One line's squared distances: the lower envelope of the parabolas rooted at each sample (Felzenszwalb and Huttenlocher, 2012). */
