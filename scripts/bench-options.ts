@@ -88,7 +88,7 @@ async function main(): Promise<void> {
       await compileServer(root, buildDir);
       const server = await startCutoutServer({ root, buildDir, dataDir: join(work, `data-${servers.length}`), modelsDir: dirname(modelPath), threads });
       servers.push({ label, server });
-      console.log(`${label}: ${root} (pid ${server.pid}, idle RSS ${((readProcessMemory(server.pid)?.rss ?? 0) / 2 ** 20).toFixed(0)} MiB)`);
+      console.log(`${label} (pid ${server.pid}, idle RSS ${((readProcessMemory(server.pid)?.rss ?? 0) / 2 ** 20).toFixed(0)} MiB)`);
     }
     const [current, before] = [servers[0].server, servers[1]?.server];
     for (const image of images) await measureSize(image, current, before);

@@ -161,7 +161,7 @@ async function runParent(): Promise<void> {
     const header = [
       `# finish-pool bench, --mode ${values.mode}: ${values.clients} callers, ${values.seconds} s a run, ${values.rounds} rounds, ${values.megapixels} MP (${values.photo.split('/').pop()} resized)`,
       `${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB; load average at start ${machine.loadAverage.join(' ')}; node ${machine.node}`,
-      ...variants.map((variant) => `${variant.label}: ${variant.src} at ${commitOf(variant.src)}${Object.keys(variant.env).length ? `, ${Object.entries(variant.env).filter(([key]) => key.startsWith('CUTOUT_') && key !== 'CUTOUT_STANDIN_DATA').map(([key, value]) => `${key}=${value}`).join(' ')}` : ''}`),
+      ...variants.map((variant) => `${variant.label}: at ${commitOf(variant.src)}${Object.keys(variant.env).length ? `, ${Object.entries(variant.env).filter(([key]) => key.startsWith('CUTOUT_') && key !== 'CUTOUT_STANDIN_DATA').map(([key, value]) => `${key}=${value}`).join(' ')}` : ''}`),
     ];
     console.log(header.join('\n'));
     // One run unmeasured first: it builds the int8 model and warms the page cache.

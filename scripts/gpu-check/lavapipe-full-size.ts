@@ -192,14 +192,16 @@ async function main(argv: string[]): Promise<number> {
       'startMs: from spawning the server to GET /readyz answering 200 (model assembly, load, and on webgpu two timed passes); readyz.passMs is the pass timed at start.',
       'Ground truth IoU: alpha thresholded at 128 against the mask\'s 255, its 128 band left out.',
     ],
-    runs: records.map(({ logPath, ...record }) => ({ ...record, log: keep ? logPath : undefined })),
+    // The logs' paths stay out of the record: they name this machine's temporary directory.
+    runs: records.map(({ logPath: _log, ...record }) => record),
     masks,
     failures,
     ok: failures.length === 0,
   };
   await mkdir(dirname(out!), { recursive: true });
   await writeFile(out!, `${JSON.stringify(result, null, 2)}\n`);
-  if (!keep) await rm(dataDir, { recursive: true, force: true });
+  if (keep) console.log(`servers' logs kept in ${dataDir}`);
+  else await rm(dataDir, { recursive: true, force: true });
 
   console.log(`\n${machine.cpu}, ${machine.cores} cores; node ${machine.node}; mesa-vulkan-drivers ${mesa}`);
   for (const record of records) {
