@@ -3,15 +3,15 @@ import Type, { type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { MODEL_NAME } from './model/model-presets.js';
 import { gpuHint } from './model/vulkan-drivers.js';
-import { threadDefaults } from './threads/thread-defaults.js';
+import { modelThreads, threadDefaults } from './threads/thread-defaults.js';
 
 const MB = 1024 * 1024;
 
 /**
- * This host's thread defaults: from its cores, and one model session where the model may run
- * on a GPU (vulkan-drivers.ts: a hardware Vulkan driver and a GPU device; off Linux, always).
+ * This host's thread defaults on the CPU, from its cores. Where the model may run on a GPU,
+ * loadConfig replaces the model's two (modelThreads).
  */
-const HOST_THREADS = threadDefaults(availableParallelism(), { gpu: gpuHint().hardware });
+const HOST_THREADS = threadDefaults(availableParallelism());
 
 /**
  * Cutout's whole configuration: one schema, each field with the environment variable it is
@@ -111,7 +111,7 @@ export const ConfigSchema = Type.Object({
     default: HOST_THREADS.inferenceThreads,
     minimum: 1,
     description:
-      'Threads ONNX Runtime uses inside one model run. Default: the cores shared out among the default sessions (CUTOUT_INFERENCE_CONCURRENCY), ⌊cores / sessions⌋: 2 on 2 cores and on 16, 8 on 64; every core where the model may run on a GPU.',
+      'Threads ONNX Runtime uses inside one model run. Default: the cores shared out among the sessions (CUTOUT_INFERENCE_CONCURRENCY, given or default), ⌊cores / sessions⌋: 2 on 2 cores and on 16, 8 on 64; every core where the model may run on a GPU.',
   }),
   inferenceConcurrency: Type.Integer({
     env: 'CUTOUT_INFERENCE_CONCURRENCY',
@@ -119,7 +119,7 @@ export const ConfigSchema = Type.Object({
     minimum: 1,
     maximum: 64,
     description:
-      'Model runs in flight at once, each in a session of its own; the rest wait in the queue. Default: half the cores, from 1 up to 8 (1 on 2 cores); 1 where the model may run on a GPU (a hardware Vulkan driver and a GPU device), which runs one pass at a time. Each session keeps its own memory arena.',
+      'Model runs in flight at once, each in a session of its own; the rest wait in the queue. Default: half the cores, from 1 up to 8 (1 on 2 cores); 1 where the model may run on a GPU, which runs one pass at a time: a GPU provider named, or `auto` on a host with a hardware Vulkan driver and a GPU device (`cpu` keeps the CPU\'s default). Each session keeps its own memory arena.',
   }),
   inferenceMemoryArena: Type.Boolean({
     env: 'CUTOUT_INFERENCE_MEMORY_ARENA',
@@ -346,6 +346,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = 
     raw[field.key] = schema.type === 'array' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value.trim();
   }
   for (const [key, value] of Object.entries(overrides)) if (value !== undefined) raw[key] = value;
+  const givenSessions = 'inferenceConcurrency' in raw;
+  const givenThreads = 'inferenceThreads' in raw;
   for (const field of describeConfig()) {
     const schema = ConfigSchema.properties[field.key];
     const value = field.key in raw ? Value.Convert(schema, raw[field.key]) : Value.Default(schema, undefined);
@@ -357,5 +359,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = 
     }
     raw[field.key] = value;
   }
+  const model = modelThreads(
+    availableParallelism(),
+    {
+      provider: raw.executionProvider as string,
+      sessions: givenSessions ? (raw.inferenceConcurrency as number) : undefined,
+      threads: givenThreads ? (raw.inferenceThreads as number) : undefined,
+    },
+    () => gpuHint(env).hardware,
+  );
+  raw.inferenceConcurrency = model.sessions;
+  raw.inferenceThreads = model.threads;
   return Object.freeze(raw) as Config;
 }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -17,6 +18,14 @@ describe('loadConfig', () => {
   it('reads and converts variables; empty ones count as unset', () => {
     const config = loadConfig({ PORT: '9000', CUTOUT_URL_ALLOW_PRIVATE: 'true', CUTOUT_URL_DENY_HOSTS: 'a.example, b.example', HOST: '' });
     expect(config).toMatchObject({ port: 9000, urlAllowPrivate: true, urlDenyHosts: ['a.example', 'b.example'], host: '127.0.0.1' });
+  });
+
+  it('chooses the model sessions for the provider named, and shares the cores among the sessions given', () => {
+    const cores = availableParallelism();
+    expect(loadConfig({ CUTOUT_EXECUTION_PROVIDER: 'webgpu' })).toMatchObject({ inferenceConcurrency: 1, inferenceThreads: cores });
+    expect(loadConfig({ CUTOUT_EXECUTION_PROVIDER: 'webgpu', CUTOUT_INFERENCE_CONCURRENCY: '2' })).toMatchObject({ inferenceConcurrency: 2, inferenceThreads: Math.max(1, Math.floor(cores / 2)) });
+    expect(loadConfig({ CUTOUT_INFERENCE_CONCURRENCY: '4', CUTOUT_INFERENCE_THREADS: '3' })).toMatchObject({ inferenceConcurrency: 4, inferenceThreads: 3 });
+    expect(loadConfig({}, { inferenceConcurrency: 3 })).toMatchObject({ inferenceConcurrency: 3, inferenceThreads: Math.max(1, Math.floor(cores / 3)) });
   });
 
   it.each([

@@ -44,3 +44,29 @@ export function threadDefaults(cores: number, { gpu = false }: { gpu?: boolean }
     heicThreads: Math.max(2, Math.floor(count / 2)),
   };
 }
+
+/** The model's threads as configured: each count given, or left to the host's default. */
+export interface ModelThreadsSetting {
+  /** The execution provider setting (CUTOUT_EXECUTION_PROVIDER). */
+  provider: string;
+  /** CUTOUT_INFERENCE_CONCURRENCY, when given. */
+  sessions?: number;
+  /** CUTOUT_INFERENCE_THREADS, when given. */
+  threads?: number;
+}
+
+/**
+ * The model sessions and each one's threads on a host of `cores` cores, for the provider the
+ * operator chose: the GPU defaults (one session of every core) only where the model may run on
+ * a GPU, that is a GPU provider named, or `auto` on a host whose files show a hardware GPU
+ * (`hardwareGpu`, called only then: vulkan-drivers.ts's look); `cpu` always gets the CPU's
+ * sessions, whatever the host has. Threads left to the default share the cores among the
+ * sessions in effect, given or not.
+ *
+ * @example modelThreads(16, { provider: 'cpu', sessions: 4 }, () => true) // { sessions: 4, threads: 4 }
+ */
+export function modelThreads(cores: number, setting: ModelThreadsSetting, hardwareGpu: () => boolean): { sessions: number; threads: number } {
+  const gpu = setting.provider === 'auto' ? hardwareGpu() : setting.provider !== 'cpu';
+  const sessions = setting.sessions ?? threadDefaults(cores, { gpu }).inferenceSessions;
+  return { sessions, threads: setting.threads ?? Math.max(1, Math.floor(Math.max(1, Math.floor(cores)) / sessions)) };
+}
