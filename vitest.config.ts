@@ -2,6 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The server's entry (src/start.cts) and the thread defaults it reads are CommonJS TypeScript.
+  oxc: { include: /\.([mc]?ts|[jt]sx)$/ },
   resolve: {
     // The tests run the client's source, so a change to it needs no build first. The CLI's
     // child processes import its build (clients/typescript/dist, made by `npm install`).

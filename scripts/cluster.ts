@@ -35,7 +35,7 @@ import sharp from 'sharp';
 import { TokenService } from '../src/auth/token-service.js';
 import { openPostgresStore } from '../src/store/postgres-store.js';
 import { describeMachine } from './bench/machine.js';
-import { compileServer, startScriptEnvironment } from './lib/server-process.js';
+import { compileServer, serverEntry, startScriptEnvironment } from './lib/server-process.js';
 import { processMemory, readBackendCounters } from './cluster/backend-counters.js';
 import { DashboardClient } from './cluster/dashboard-client.js';
 import { askSocket, startHaproxy, type ClusterHaproxy } from './cluster/haproxy.js';
@@ -144,7 +144,7 @@ async function main(): Promise<number> {
     (address) =>
       new Replica(address, {
         dir,
-        main: join(buildDir, 'main.js'),
+        main: serverEntry(buildDir),
         env: { ...common, DATABASE_URL: postgres.urlFrom(address.servicesHost), REDIS_URL: redis.urlFrom(address.servicesHost) },
       }),
   );

@@ -3,7 +3,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { MODEL_NAME } from './model/model-presets.js';
 import { gpuHint } from './model/vulkan-drivers.js';
-import { modelThreads, threadDefaults } from './threads/thread-defaults.js';
+import { modelThreads, threadDefaults } from './threads/thread-defaults.cjs';
 
 const MB = 1024 * 1024;
 

@@ -40,7 +40,7 @@ async function main(config: Config): Promise<void> {
           precision: choice?.precision,
           reason: choice?.reason,
           models,
-          threads: { sessions: config.inferenceConcurrency, perSession: config.inferenceThreads, finish: config.finishThreads },
+          threads: { sessions: config.inferenceConcurrency, perSession: config.inferenceThreads, finish: config.finishThreads, libuv: Number(process.env.UV_THREADPOOL_SIZE) || 4 },
         },
         `${models.map((model) => `${model.name} (${model.precision ?? '?'} on ${model.provider ?? '?'}, ${model.passMs ?? '?'} ms a pass)`).join(', ')} loaded and warmed up; ready`,
       );

@@ -102,10 +102,10 @@ describe('deploy/cutout.service (systemd)', () => {
     expect(verify.stdout + verify.stderr).toBe('');
   });
 
-  it('sets only variables Cutout reads, the glibc ones as `npm start` does, and runs the compiled main', () => {
+  it('sets only variables Cutout reads, the glibc ones as `npm start` does, and runs the compiled entry', () => {
     expectKnownVariables(Object.keys(environment), 'cutout.service');
     for (const [name, value] of Object.entries(startVariables)) expect(environment[name]).toBe(value);
-    expect(unit).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/cutout\/dist\/main\.js$/m);
+    expect(unit).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/cutout\/dist\/start\.cjs$/m);
     expect(existsSync(join(root, 'src/main.ts'))).toBe(true);
   });
 
@@ -151,7 +151,7 @@ describe('deploy/Dockerfile', () => {
     expect(dockerfile).toMatch(/import \{ assembleModel \} from '\.\/dist\/model\/assemble-model\.js'/);
     expect(read('src/model/assemble-model.ts')).toMatch(/export async function assembleModel\(/);
     expect(env.CUTOUT_MODEL_PATH).toBe('/opt/cutout/model.onnx');
-    expect(runtime).toMatch(/^CMD \["node", "dist\/main\.js"\]$/m);
+    expect(runtime).toMatch(/^CMD \["node", "dist\/start\.cjs"\]$/m);
   });
 
   it('keeps int8 for the baked-in model: the bundled calibration beside it, where model-service looks', () => {

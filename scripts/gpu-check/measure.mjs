@@ -67,7 +67,7 @@ async function startCutout(run, port) {
   const created = spawnSync(values.node, [join(cutout, 'bin', 'cutout.js'), 'tokens', 'create', '--name', 'gpu-check'], { env, encoding: 'utf8' });
   if (created.status !== 0) throw new Error(`cutout tokens create failed: ${created.stderr}`);
   const tokenId = created.stdout.trim().split('\n').pop();
-  const command = run === 'cpu-2' ? ['taskset', ['-c', '0,1', values.node, join(cutout, 'dist', 'main.js')]] : [values.node, [join(cutout, 'dist', 'main.js')]];
+  const command = run === 'cpu-2' ? ['taskset', ['-c', '0,1', values.node, join(cutout, 'dist', 'start.cjs')]] : [values.node, [join(cutout, 'dist', 'start.cjs')]];
   const child = spawn(command[0], command[1], { env, stdio: ['ignore', 'inherit', 'inherit'] });
   const origin = `http://127.0.0.1:${port}`;
   const started = performance.now();

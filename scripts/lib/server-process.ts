@@ -217,6 +217,12 @@ function run(command: string, args: string[], options: { cwd: string; env?: Node
   });
 }
 
+/** The server's entry in a build: `start.cjs` (which sizes libuv's pool), or `main.js` in a build of a checkout from before it. */
+export function serverEntry(buildDir: string): string {
+  const start = join(buildDir, 'start.cjs');
+  return existsSync(start) ? start : join(buildDir, 'main.js');
+}
+
 /**
  * Compiles src/ with the project's tsconfig into `buildDir` (inside the repository, so
  * node_modules resolves), leaving dist/ to its owners, and the dashboard's browser script with
@@ -276,7 +282,7 @@ export async function startCutoutServer(options: CutoutServerOptions): Promise<C
   if (created.code !== 0 || !tokenId.startsWith('cut_user_')) throw new Error(`cutout tokens create failed (${created.code}):\n${created.stdout}${created.stderr}`);
 
   const logPath = join(options.dataDir, 'server.log');
-  const server = await startServerProcess({ env, main: join(options.buildDir, 'main.js'), logPath, readyTimeoutMs: 180_000 });
+  const server = await startServerProcess({ env, main: serverEntry(options.buildDir), logPath, readyTimeoutMs: 180_000 });
   const stop = async () => void (await server.stop());
   try {
     const exchange = await fetch(`${server.origin}/api/v1/auth/token`, { method: 'POST', headers: { token: tokenId } });

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { CutoutError } from '../errors.js';
 import { besideThisModule, startWorkerThread } from '../threads/start-worker-thread.js';
-import { threadDefaults } from '../threads/thread-defaults.js';
+import { threadDefaults } from '../threads/thread-defaults.cjs';
 import { fromThreadError } from '../threads/thread-error.js';
 import { heifHeader } from './decode.js';
 import type { HeicRequest, HeicResult } from './heic-protocol.js';

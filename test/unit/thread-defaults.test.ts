@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DEFAULT_SESSIONS, modelThreads, threadDefaults } from '../../src/threads/thread-defaults.js';
+import { MAX_DEFAULT_SESSIONS, modelThreads, threadDefaults } from '../../src/threads/thread-defaults.cjs';
 
 describe('the thread defaults, from the core count', () => {
-  it('keep on 2 cores what every benchmark ran: one 2-thread session, one finish thread, two HEIC threads', () => {
-    expect(threadDefaults(2)).toEqual({ inferenceSessions: 1, inferenceThreads: 2, finishThreads: 1, heicThreads: 2 });
+  it('keep on 2 cores what every benchmark ran: one 2-thread session, one finish thread, two HEIC threads, libuv\'s 4', () => {
+    expect(threadDefaults(2)).toEqual({ inferenceSessions: 1, inferenceThreads: 2, finishThreads: 1, heicThreads: 2, libuvThreads: 4 });
   });
 
   it('give one core one thread of each, and still two HEIC threads', () => {
-    expect(threadDefaults(1)).toEqual({ inferenceSessions: 1, inferenceThreads: 1, finishThreads: 1, heicThreads: 2 });
+    expect(threadDefaults(1)).toEqual({ inferenceSessions: 1, inferenceThreads: 1, finishThreads: 1, heicThreads: 2, libuvThreads: 4 });
   });
 
   it('spread 4 and 16 cores over 2-thread sessions and half as many finish threads', () => {
-    expect(threadDefaults(4)).toEqual({ inferenceSessions: 2, inferenceThreads: 2, finishThreads: 2, heicThreads: 2 });
-    expect(threadDefaults(16)).toEqual({ inferenceSessions: 8, inferenceThreads: 2, finishThreads: 8, heicThreads: 8 });
+    expect(threadDefaults(4)).toEqual({ inferenceSessions: 2, inferenceThreads: 2, finishThreads: 2, heicThreads: 2, libuvThreads: 4 });
+    expect(threadDefaults(16)).toEqual({ inferenceSessions: 8, inferenceThreads: 2, finishThreads: 8, heicThreads: 8, libuvThreads: 16 });
   });
 
   it('stop adding sessions at the cap and give more cores to each', () => {
@@ -29,7 +29,7 @@ describe('the thread defaults, from the core count', () => {
   });
 
   it('keep one session with every core where the model may run on a GPU', () => {
-    expect(threadDefaults(16, { gpu: true })).toEqual({ inferenceSessions: 1, inferenceThreads: 16, finishThreads: 8, heicThreads: 8 });
+    expect(threadDefaults(16, { gpu: true })).toEqual({ inferenceSessions: 1, inferenceThreads: 16, finishThreads: 8, heicThreads: 8, libuvThreads: 16 });
     expect(threadDefaults(2, { gpu: true })).toEqual(threadDefaults(2));
   });
 });

@@ -8,6 +8,12 @@ export interface ThreadDefaults {
   finishThreads: number;
   /** HEIC/HEIF photos decoded at once, each on a thread of its own (`heic-thread.ts`). */
   heicThreads: number;
+  /**
+   * libuv's thread pool (UV_THREADPOOL_SIZE, set by `start.cts` before the pool starts): every
+   * sharp decode, resize and encode of the process, from the main thread and from every
+   * finish thread, runs on one of these.
+   */
+  libuvThreads: number;
 }
 
 /** The most model sessions a default starts: past it, more cores go to each session's threads. */
@@ -31,8 +37,12 @@ export const MAX_DEFAULT_SESSIONS = 8;
  *   between passes, and the other half decodes the photos to the model's size, serves HTTP
  *   and feeds the GPU.
  * - The HEIC threads are half the cores, at least two.
+ * - libuv's pool has a thread a core, at least libuv's own 4: sharp's operations each take
+ *   one of its threads, and libvips works on one thread an image here (sharp's default on
+ *   glibc without jemalloc), so with libuv's 4 a 16-core host would decode and encode four
+ *   images at a time, whatever its finish threads.
  *
- * @example threadDefaults(16) // { inferenceSessions: 8, inferenceThreads: 2, finishThreads: 8, heicThreads: 8 }
+ * @example threadDefaults(16) // { inferenceSessions: 8, inferenceThreads: 2, finishThreads: 8, heicThreads: 8, libuvThreads: 16 }
  */
 export function threadDefaults(cores: number, { gpu = false }: { gpu?: boolean } = {}): ThreadDefaults {
   const count = Math.max(1, Math.floor(cores));
@@ -42,6 +52,7 @@ export function threadDefaults(cores: number, { gpu = false }: { gpu?: boolean }
     inferenceThreads: Math.max(1, Math.floor(count / inferenceSessions)),
     finishThreads: Math.max(1, Math.floor(count / 2)),
     heicThreads: Math.max(2, Math.floor(count / 2)),
+    libuvThreads: Math.max(4, count),
   };
 }
 
