@@ -86,6 +86,17 @@ async function startCutout(run, port) {
   }
 }
 
+/** The sums over every label of the metrics named, from /metrics' text. */
+async function metricSums(origin, names) {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  const sums = Object.fromEntries(names.map((name) => [name, 0]));
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_]+)(?:\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
+    if (match && match[1] in sums) sums[match[1]] += Number(match[2]);
+  }
+  return sums;
+}
+
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 /** `clients` clients sending `body` back to back for `seconds`: images/s and latencies of the 200s. */
@@ -101,6 +112,8 @@ async function load(origin, token, body) {
     return { status: answer.status, ms: performance.now() - started };
   };
   for (let i = 0; i < 2; i++) await send(); // warm: the first answers pay for lazy starts
+  const MODEL_METRICS = ['cutout_model_passes_total', 'cutout_inference_seconds_sum'];
+  const before = await metricSums(origin, MODEL_METRICS);
   const latencies = [];
   const failures = {};
   const end = performance.now() + seconds * 1000;
@@ -115,8 +128,22 @@ async function load(origin, token, body) {
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
+  const after = await metricSums(origin, MODEL_METRICS);
   latencies.sort((a, b) => a - b);
-  return { imagesPerSecond: latencies.length / elapsed, images: latencies.length, p50Ms: percentile(latencies, 50), p95Ms: percentile(latencies, 95), failures };
+  const passes = after.cutout_model_passes_total - before.cutout_model_passes_total;
+  return {
+    imagesPerSecond: latencies.length / elapsed,
+    images: latencies.length,
+    p50Ms: percentile(latencies, 50),
+    p95Ms: percentile(latencies, 95),
+    failures,
+    passes,
+    // The share of the run's time the model's sessions held a photo (its tensor filled, the
+    // pass, the mask made, the hops between threads), over the sessions: near 1 when photos
+    // always waited for the model.
+    modelStepShare: (after.cutout_inference_seconds_sum - before.cutout_inference_seconds_sum) / elapsed,
+    elapsed,
+  };
 }
 
 const bytes = await photo(Number(values.megapixels));
@@ -132,7 +159,12 @@ for (const run of values.runs.split(',')) {
     console.log(`${run}: ready in ${server.startSeconds.toFixed(1)} s on ${provider} (${precision}), pass at start ${passMs} ms; ${clients} clients for ${seconds} s…`);
     results[run] = { readyz: server.readyz, startSeconds: server.startSeconds, ...(await load(server.origin, server.token, body)) };
     const r = results[run];
+    // The passes' share of the run at the pass time measured at start (off the CPU the second,
+    // warm pass; on the CPU the first, so not shown): how busy the GPU was, below
+    // modelStepShare by the work its session's thread did around each pass.
+    r.passShare = passMs && provider !== 'cpu' ? (r.passes * passMs) / 1000 / r.elapsed : undefined;
     console.log(`${run}: ${r.imagesPerSecond.toFixed(2)} images/s, p50 ${r.p50Ms?.toFixed(0)} ms, p95 ${r.p95Ms?.toFixed(0)} ms, failures ${JSON.stringify(r.failures)}`);
+    console.log(`${run}: ${r.passes} passes (${(r.passes / r.images).toFixed(2)} an image); sessions held photos ${(r.modelStepShare * 100).toFixed(0)} % of the time, passes at the start pass time ${r.passShare === undefined ? '?' : (r.passShare * 100).toFixed(0)} %`);
   } finally {
     server.child.kill('SIGTERM');
     await new Promise((resolve) => server.child.once('exit', resolve));
