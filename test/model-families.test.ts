@@ -56,6 +56,11 @@ describe('model families: IS-Net wrapped as another family gives IS-Net’s own 
     u2netPath = await buildU2netShaped(dataDir);
   }, 180_000);
 
+  /** The photos at 1024 and IS-Net's own masks of them, made once for the tests that compare with them. */
+  let references: Promise<{ pictures: RawImage[]; masks: RawImage[] }> | undefined;
+  const isnetReferences = () =>
+    (references ??= photos(1024).then(async (pictures) => ({ pictures, masks: await Promise.all(pictures.map((picture) => segment(isnet, picture))) })));
+
   const withModel = async (path: string, processing: ModelProcessing, run: (segmenter: OnnxSegmenter) => Promise<void>) => {
     const segmenter = await loadSegmenter(path, { threads: 1, processing });
     try {
@@ -67,8 +72,7 @@ describe('model families: IS-Net wrapped as another family gives IS-Net’s own 
 
   it('BiRefNet-shaped (ImageNet input, logits out) with the BiRefNet preset: IS-Net’s soft mask within a few levels; without the sigmoid, or with IS-Net’s normalisation, not', { timeout: 300_000 }, async () => {
     expect(BIREFNET).toMatchObject({ inputSize: 1024, scale: 255, activation: 'sigmoid', outputIndex: 0 });
-    const pictures = await photos(1024);
-    const expected = await Promise.all(pictures.map((picture) => segment(isnet, picture)));
+    const { pictures, masks: expected } = await isnetReferences();
     // The photos have a subject and a background, with soft edges between.
     for (const { data } of expected) {
       expect(data.includes(255) && data.includes(0)).toBe(true);
@@ -95,7 +99,7 @@ describe('model families: IS-Net wrapped as another family gives IS-Net’s own 
 
   it('U²-Net-shaped (320 × 320, seven outputs, the mask first) with the U²-Net preset: IS-Net’s mask at 320; the other outputs would not be', { timeout: 300_000 }, async () => {
     expect(U2NET).toMatchObject({ inputSize: 320, outputIndex: 0, activation: 'none' });
-    const big = await photos(1024);
+    const { masks: own } = await isnetReferences();
     const small = await photos(320);
     await withModel(u2netPath, U2NET, async (segmenter) => {
       expect(segmenter.size).toBe(320);
@@ -104,8 +108,7 @@ describe('model families: IS-Net wrapped as another family gives IS-Net’s own 
         expect([mask.width, mask.height, mask.channels]).toEqual([320, 320, 1]);
         // IS-Net's own mask of the photo, brought to 320: the wrapped model sees the photo
         // through a 320 picture, so the edges differ a little, not the cut.
-        const own = await segment(isnet, big[i]);
-        const resized = await sharp(own.data, { raw: { width: 1024, height: 1024, channels: 1 } }).resize(320, 320).extractChannel(0).raw().toBuffer();
+        const resized = await sharp(own[i].data, { raw: { width: 1024, height: 1024, channels: 1 } }).resize(320, 320).extractChannel(0).raw().toBuffer();
         const { mean } = difference(mask, { data: resized, width: 320, height: 320, channels: 1 });
         expect(mean).toBeLessThan(3);
         expect(mask.data[160 * 320 + 160]).toBeGreaterThan(240);

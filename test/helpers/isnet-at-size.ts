@@ -16,7 +16,7 @@ import { assembleModel, MASK_OUTPUT } from '../../src/model/assemble-model.js';
 import { keepOnlyOutput } from '../../src/model/mask-output-only.js';
 import * as onnx from '../../src/model/onnx-fields.js';
 import { lengthDelimitedField, payloadOf, readFields } from '../../src/model/onnx-wire.js';
-import { floatValueInfo, openModel, writeModel } from '../../src/model/quantize/onnx-graph.js';
+import { floatValueInfo, openModel, writeModel, type EditableModel } from '../../src/model/quantize/onnx-graph.js';
 
 const ISNET_SIDE = 1024;
 /** AttributeProto.t and TensorProto's fields this rewrite reads (onnx.proto). */
@@ -41,6 +41,22 @@ function scaledConstant(attribute: Uint8Array, side: number): Uint8Array {
 }
 
 /**
+ * Makes the opened IS-Net graph work at `side` instead of 1024: scales the target sizes of its
+ * Resize nodes by `side / 1024`. Its declared input and output, which name the side too, are
+ * the caller's to declare.
+ */
+export function scaleIsnetResizes(model: EditableModel, side: number): void {
+  const producer = new Map(model.nodes.flatMap((node) => node.outputs.map((output) => [output, node] as const)));
+  // Each Resize's sizes are Concat(the first two dims of Shape(x), a Constant of the two spatial ones).
+  for (const resize of model.nodes.filter((node) => node.opType === 'Resize')) {
+    const concat = producer.get(resize.inputs[3]);
+    const constant = concat && producer.get(concat.inputs[1]);
+    if (constant?.opType !== 'Constant') throw new Error(`${resize.name}: its sizes are not Concat(…, Constant)`);
+    constant.rest = constant.rest.map((bytes) => (readFields(bytes)[0].number === onnx.NODE_ATTRIBUTE ? scaledConstant(bytes, side) : bytes));
+  }
+}
+
+/**
  * Writes `<dir>/isnet-<side>-fp16.onnx` (once) and returns its path: the bundled model taking
  * a `[1, 3, side, side]` input and giving its `[1, 1, side, side]` mask.
  *
@@ -51,14 +67,7 @@ export async function isnetAtSize(dir: string, side: number): Promise<string> {
   if (existsSync(target)) return target;
   const shipped = await assembleModel(dir, { rewrite: false });
   const model = openModel(keepOnlyOutput(await readFile(shipped), MASK_OUTPUT).model);
-  const producer = new Map(model.nodes.flatMap((node) => node.outputs.map((output) => [output, node] as const)));
-  // Each Resize's sizes are Concat(the first two dims of Shape(x), a Constant of the two spatial ones).
-  for (const resize of model.nodes.filter((node) => node.opType === 'Resize')) {
-    const concat = producer.get(resize.inputs[3]);
-    const constant = concat && producer.get(concat.inputs[1]);
-    if (constant?.opType !== 'Constant') throw new Error(`${resize.name}: its sizes are not Concat(…, Constant)`);
-    constant.rest = constant.rest.map((bytes) => (readFields(bytes)[0].number === onnx.NODE_ATTRIBUTE ? scaledConstant(bytes, side) : bytes));
-  }
+  scaleIsnetResizes(model, side);
   model.graphFields = model.graphFields.filter((bytes) => ![onnx.GRAPH_INPUT, onnx.GRAPH_OUTPUT].includes(readFields(bytes)[0].number));
   model.graphFields.push(floatValueInfo(onnx.GRAPH_INPUT, model.inputs[0], [1, 3, side, side]), floatValueInfo(onnx.GRAPH_OUTPUT, MASK_OUTPUT, [1, 1, side, side]));
   const partial = `${target}.${randomBytes(6).toString('hex')}.partial`;

@@ -10,22 +10,14 @@ import { join } from 'node:path';
 import { assembleModel } from '../../src/model/assemble-model.js';
 import { IMAGENET } from '../../src/model/model-processing.js';
 import * as onnx from '../../src/model/onnx-fields.js';
-import { lengthDelimitedField, readFields, stringField, varintField } from '../../src/model/onnx-wire.js';
+import { readFields } from '../../src/model/onnx-wire.js';
 import { floatValueInfo, openModel, tensorOf, writeModel, type GraphNode, type GraphTensor } from '../../src/model/quantize/onnx-graph.js';
+import { scaleIsnetResizes } from './isnet-at-size.js';
 
 const ISNET_SIZE = 1024;
-const ATTRIBUTE_S = 4;
-const ATTRIBUTE_TYPE_STRING = 3;
 
 function node(opType: string, inputs: string[], outputs: string[], rest: Uint8Array[] = []): GraphNode {
   return { opType, name: `wrap_${outputs[0]}`, inputs, outputs, rest };
-}
-
-function stringAttribute(name: string, value: string): Uint8Array {
-  return lengthDelimitedField(
-    onnx.NODE_ATTRIBUTE,
-    Buffer.concat([stringField(onnx.ATTRIBUTE_NAME, name), stringField(ATTRIBUTE_S, value), varintField(onnx.ATTRIBUTE_TYPE, ATTRIBUTE_TYPE_STRING)]),
-  );
 }
 
 const floats = (name: string, dims: number[], values: number[]) => tensorOf(name, onnx.FLOAT, dims, Float32Array.from(values));
@@ -40,15 +32,6 @@ function fromImagenet(input: string, output: string): { nodes: GraphNode[]; tens
   return {
     nodes: [node('Mul', [input, 'wrap_a'], ['wrap_scaled']), node('Add', ['wrap_scaled', 'wrap_b'], [output])],
     tensors: [floats('wrap_a', [1, 3, 1, 1], a), floats('wrap_b', [1, 3, 1, 1], b)],
-  };
-}
-
-/** A bilinear Resize of a `[1, C, H, W]` tensor to `[1, C, size, size]`. */
-function resizeTo(input: string, output: string, channels: number, size: number): { nodes: GraphNode[]; tensors: GraphTensor[] } {
-  const sizes = `${output}_sizes`;
-  return {
-    nodes: [node('Resize', [input, '', '', sizes], [output], [stringAttribute('mode', 'linear')])],
-    tensors: [tensorOf(sizes, onnx.INT64, [4], BigInt64Array.from([1n, BigInt(channels), BigInt(size), BigInt(size)]))],
   };
 }
 
@@ -96,23 +79,20 @@ export async function buildBirefnetShaped(dataDir: string): Promise<string> {
  * IS-Net as U²-Net's ONNX files look from outside: a `[1, 3, 320, 320]` ImageNet-normalised
  * input and seven `[1, 1, 320, 320]` outputs, the mask (probabilities) first. The others are
  * its inverse, so a server that read any output but the first would cut the background out.
- * Inside, the picture is resized to IS-Net's 1024 and the mask back to 320.
+ * Inside, IS-Net works at 320 itself (the target sizes of its Resize nodes scaled, as
+ * isnet-at-size.ts does), a tenth of a 1024² pass.
  */
 export async function buildU2netShaped(dataDir: string, size = 320): Promise<string> {
   const model = await openIsnet(dataDir);
-  const up = resizeTo('input.1', 'wrap_up', 3, ISNET_SIZE);
-  const input = fromImagenet('wrap_up', 'isnet_input');
-  const down = resizeTo('isnet_probability', 'd0', 1, size);
+  scaleIsnetResizes(model, size);
+  const input = fromImagenet('input.1', 'isnet_input');
+  const mask = node('Identity', ['isnet_probability'], ['d0']);
   const sides = Array.from({ length: 6 }, (_, i) => node('Sub', ['wrap_one', 'd0'], [`side${i + 1}`]));
   model.graphFields.push(
     floatValueInfo(onnx.GRAPH_INPUT, 'input.1', [1, 3, size, size]),
     ...['d0', ...sides.map((side) => side.outputs[0])].map((name) => floatValueInfo(onnx.GRAPH_OUTPUT, name, [1, 1, size, size])),
   );
-  const bytes = writeModel(
-    model,
-    [...up.nodes, ...input.nodes, ...model.nodes, ...down.nodes, ...sides],
-    [...up.tensors, ...input.tensors, ...model.initializers.values(), ...down.tensors, floats('wrap_one', [], [1])],
-  );
+  const bytes = writeModel(model, [...input.nodes, ...model.nodes, mask, ...sides], [...input.tensors, ...model.initializers.values(), floats('wrap_one', [], [1])]);
   const path = join(dataDir, 'u2net-shaped.onnx');
   await writeFile(path, bytes);
   return path;
