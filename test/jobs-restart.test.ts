@@ -14,7 +14,7 @@ import { until } from './helpers/until.js';
 // second process on the same directory. The job must end with every image cut once, its
 // results all there, and the usage counting each image once.
 
-const ITEMS = 12;
+const ITEMS = 6;
 const TIMEOUT_MS = 240_000;
 
 let photos: Server;
@@ -49,8 +49,10 @@ async function jobOf(server: ServerProcess, managed: string, id: string): Promis
   return JSON.parse(answer.body.toString());
 }
 
-describe('a job across a graceful restart of its only server', () => {
-  it('SIGTERM mid-job: the server exits 0, the next one on the same data directory finishes the job, each image counted once', { timeout: TIMEOUT_MS }, async () => {
+// The two tests have a data directory and servers of their own, and spend most of their time
+// waiting for a server to start: they run at the same time.
+describe.concurrent('a job across a graceful restart of its only server', () => {
+  it('SIGTERM mid-job: the server exits 0, the next one on the same data directory finishes the job, each image counted once', { timeout: TIMEOUT_MS }, async ({ expect }) => {
     const made = await freshDataDir('cutout-jobs-restart-');
     dataDir = made.dataDir;
     const env = { CUTOUT_DATA_DIR: dataDir, CUTOUT_URL_ALLOW_PRIVATE: 'true', CUTOUT_RATE_LIMIT: '0' };
@@ -88,7 +90,7 @@ describe('a job across a graceful restart of its only server', () => {
     }
   });
 
-  it('an image whose server is SIGKILLed at each start fails alone with too_many_starts after 5 starts; the job goes on and ends done', { timeout: TIMEOUT_MS }, async () => {
+  it('an image whose server is SIGKILLed at each start fails alone with too_many_starts after 5 starts; the job goes on and ends done', { timeout: TIMEOUT_MS }, async ({ expect }) => {
     const made = await freshDataDir('cutout-jobs-poison-');
     const env = { CUTOUT_DATA_DIR: made.dataDir, CUTOUT_URL_ALLOW_PRIVATE: 'true', CUTOUT_RATE_LIMIT: '0' };
     let server = await startServer(env);
