@@ -21,7 +21,7 @@ import { until } from './helpers/until.js';
 
 const TIMEOUT_MS = 240_000;
 /** Images of the job that runs while the backup is taken: enough that it is usually still running then. */
-const UPLOADS = 8;
+const UPLOADS = 4;
 
 let photos: Server;
 let photoOrigin: string;
@@ -70,8 +70,11 @@ function query<T>(dataDir: string, sql: string): T {
 
 const countedRemovals = (dataDir: string) => query<{ n: number }>(dataDir, 'select coalesce(sum(succeeded + refused + failed), 0) as n from usage_daily').n;
 
-describe('cutout backup under load, then restore into a wiped data directory', () => {
-  it('brings back the tokens (revocations too), the usage, the finished jobs with their results, a job still running, and the webhook key', { timeout: TIMEOUT_MS }, async () => {
+// The two describes run at the same time, and the refusals' tests with each other: each test
+// has data directories of its own, and the refusals' CLI runs fit in while the first test
+// waits for its servers and jobs.
+describe.concurrent('cutout backup under load, then restore into a wiped data directory', () => {
+  it('brings back the tokens (revocations too), the usage, the finished jobs with their results, a job still running, and the webhook key', { timeout: TIMEOUT_MS }, async ({ expect }) => {
     const { dataDir, tokenId } = await freshDataDir('cutout-backup-data-', 'kept');
     const backupDir = join(work, 'backup');
     const env = { CUTOUT_DATA_DIR: dataDir, CUTOUT_URL_ALLOW_PRIVATE: 'true', CUTOUT_RATE_LIMIT: '0' };
@@ -140,12 +143,15 @@ describe('cutout backup under load, then restore into a wiped data directory', (
     }
     console.log(`backup caught the upload job's items as: ${caught.map((item) => item.state).join(', ')}; ${loadAnswers.length} removals answered during the backup`);
 
-    // A restore over a database that is there is refused without --force, and changes nothing.
-    const refused = await runCli(['restore', backupDir], { env: { CUTOUT_DATA_DIR: dataDir } });
+    // A restore over a database that is there is refused without --force, and changes nothing;
+    // meanwhile the first server finishes the upload job.
+    const [refused] = await Promise.all([
+      runCli(['restore', backupDir], { env: { CUTOUT_DATA_DIR: dataDir } }),
+      until(() => jobOf(first, managed, runningId), (job) => job.status === 'done', 'the upload job is done before the first server stops'),
+    ]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/exists .*--force/);
 
-    await until(() => jobOf(first, managed, runningId), (job) => job.status === 'done', 'the upload job is done before the first server stops');
     expect((await first.stop(60_000)).code, first.output()).toBe(0);
 
     await rm(dataDir, { recursive: true, force: true });
@@ -185,7 +191,7 @@ describe('cutout backup under load, then restore into a wiped data directory', (
   });
 });
 
-describe('cutout restore refuses what would lose data, before it writes anything', () => {
+describe.concurrent('cutout restore refuses what would lose data, before it writes anything', () => {
   /** A data directory with one token and a webhook key, and its backup. */
   async function backedUp(name: string): Promise<{ dataDir: string; backupDir: string; env: Record<string, string> }> {
     const { dataDir } = await freshDataDir(`cutout-restore-${name}-`, 'before');
@@ -206,7 +212,7 @@ describe('cutout restore refuses what would lose data, before it writes anything
     }
   };
 
-  it('over a database with --force: the backup\'s content replaces it', { timeout: 90_000 }, async () => {
+  it('over a database with --force: the backup\'s content replaces it', { timeout: 90_000 }, async ({ expect }) => {
     const { dataDir, backupDir, env } = await backedUp('force');
     await runCli(['tokens', 'create', '--name', 'after'], { env });
     expect(await tokenNames(dataDir)).toEqual(['before', 'after']);
@@ -216,7 +222,7 @@ describe('cutout restore refuses what would lose data, before it writes anything
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('a different webhook key in the data directory, and a backup a newer Cutout migrated', { timeout: 90_000 }, async () => {
+  it('a different webhook key in the data directory, and a backup a newer Cutout migrated', { timeout: 90_000 }, async ({ expect }) => {
     const { dataDir, backupDir, env } = await backedUp('refusals');
     const empty = await mkdtemp(join(work, 'empty-'));
     // A data directory with no database but another key: the key is refused.
@@ -237,7 +243,7 @@ describe('cutout restore refuses what would lose data, before it writes anything
     await rm(empty, { recursive: true, force: true });
   });
 
-  it('cutout backup into a directory that is not empty is refused', { timeout: 60_000 }, async () => {
+  it('cutout backup into a directory that is not empty is refused', { timeout: 60_000 }, async ({ expect }) => {
     const { dataDir } = await freshDataDir('cutout-backup-full-');
     const full = await mkdtemp(join(work, 'full-'));
     await writeFile(join(full, 'something'), 'x');
