@@ -2,13 +2,41 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ModelService } from '../src/model/model-service.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { fakeSegmenter } from './helpers/fake-segmenter.js';
+import { fakeSegmenter, uniformMask } from './helpers/fake-segmenter.js';
 import { makePhoto } from './helpers/images.js';
+import type { RawImage } from '../src/image/raw-image.js';
+import type { Segmenter } from '../src/model/segmenter.js';
+
+// The tests here share nothing but the photo (each has its own app, and its own user tokens
+// where they share Redis), so they run at once: most of their time is waiting (a deadline,
+// an app with Redis closing its jobs' worker).
 
 let jpeg: Buffer;
 beforeAll(async () => {
   jpeg = await makePhoto('jpeg', 64, 48);
 });
+
+/**
+ * A stand-in for the model whose passes last until the test calls `release()` (and from then
+ * on end at once): a pass that outlasts whatever the test waits for, however loaded the
+ * machine, without the test sitting out a fixed delay after it. Counts its runs.
+ */
+function heldSegmenter(): Segmenter & { runs: number; release(): void } {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const segmenter = {
+    size: 1024,
+    runs: 0,
+    release,
+    async segment(pictures: readonly RawImage[]) {
+      segmenter.runs++;
+      await released;
+      return pictures.map(() => uniformMask(1024, 255));
+    },
+    close: async () => {},
+  };
+  return segmenter;
+}
 
 const removal = (t: TestApp, token: string) =>
   t.app.inject({ method: 'POST', url: '/api/v1/background/remove/base64', headers: { authorization: token }, payload: { image_base64: jpeg.toString('base64') } });
@@ -19,7 +47,7 @@ if (!redisUrl) console.error('[cutout tests] Redis rate-limit tests SKIPPED: RED
 describe.each([
   { store: 'memory', redisUrl: undefined, skip: false },
   { store: 'Redis', redisUrl, skip: !redisUrl },
-])('rate limit per user token ($store)', ({ redisUrl, skip }) => {
+])('rate limit per user token ($store)', { concurrent: true }, ({ redisUrl, skip }) => {
   it.skipIf(skip)('answers 429 rate_limited with Retry-After and RateLimit-* past the limit, per user token', async () => {
     const model = ModelService.ofSegmenter(fakeSegmenter());
     const t = await startTestApp({ rateLimit: 2, redisUrl }, { model });
@@ -55,7 +83,7 @@ describe.each([
   });
 });
 
-describe.skipIf(!redisUrl)('rate limit shared through Redis', () => {
+describe.skipIf(!redisUrl)('rate limit shared through Redis', { concurrent: true }, () => {
   it('two processes on one store count one user token together', async () => {
     const model = ModelService.ofSegmenter(fakeSegmenter());
     const a = await startTestApp({ rateLimit: 3, redisUrl }, { model });
@@ -71,17 +99,17 @@ describe.skipIf(!redisUrl)('rate limit shared through Redis', () => {
       expect(refused.statusCode).toBe(429);
       expect(refused.json().code).toBe('rate_limited');
     } finally {
-      await b.close();
-      await a.close();
+      // At once: each takes seconds to stop its jobs' Redis worker.
+      await Promise.all([b.close(), a.close()]);
     }
   });
 });
 
-describe('deadline and dropped work', () => {
+describe('deadline and dropped work', { concurrent: true }, () => {
   it('a request past its deadline gets 504 deadline_exceeded, and its queued work never runs', async () => {
-    // A pass far longer than the deadline, which is long enough for a loaded machine to bring
-    // the first image to the model and the second to the queue before it passes.
-    const segmenter = fakeSegmenter(15_000);
+    // A pass that lasts until the answers are checked, past the deadline, which is long enough
+    // for a loaded machine to bring the first image to the model and the second to the queue.
+    const segmenter = heldSegmenter();
     const t = await startTestApp({ requestTimeoutMs: 5000, inferenceConcurrency: 1 }, { model: ModelService.ofSegmenter(segmenter) });
     try {
       const token = await t.managedToken();
@@ -101,17 +129,19 @@ describe('deadline and dropped work', () => {
       // The first was already in the model (cannot be interrupted); the queued one was
       // dropped. Had it stayed, the queue would hand it the slot at once when the first pass
       // ends (running stays 1), so the queue is seen empty only after a second pass.
+      segmenter.release();
       await vi.waitFor(() => expect(t.app.queue.running).toBe(0), { timeout: 30_000, interval: 20 });
       expect(segmenter.runs).toBe(1);
       expect(t.app.queue.passes).toBe(1);
       expect(t.app.queue.queued).toBe(0);
     } finally {
+      segmenter.release(); // a failed check must not leave the pass holding the close
       await t.close();
     }
   });
 
   it('a client that disconnects has its queued work dropped', async () => {
-    const segmenter = fakeSegmenter(5000);
+    const segmenter = heldSegmenter();
     const t = await startTestApp({ inferenceConcurrency: 1 }, { model: ModelService.ofSegmenter(segmenter) });
     try {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -129,10 +159,12 @@ describe('deadline and dropped work', () => {
       // The server sees the closed connection a moment later: dropped before the first pass ends.
       await vi.waitFor(() => expect(t.app.queue.queued === 0 || t.app.queue.passes > 0).toBe(true), { timeout: 30_000, interval: 10 });
       expect([t.app.queue.queued, t.app.queue.passes]).toEqual([0, 0]);
+      segmenter.release();
       expect((await first).status).toBe(200);
       await vi.waitFor(() => expect(t.app.queue.running).toBe(0), { timeout: 30_000, interval: 20 });
       expect(segmenter.runs).toBe(1);
     } finally {
+      segmenter.release();
       await t.close();
     }
   });
