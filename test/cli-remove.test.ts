@@ -107,7 +107,9 @@ describe('cutout remove', () => {
     expect(cutout.requestsTo(UPLOAD).length).toBe(uploadsBefore);
   });
 
-  it('passes the output options, names the file by its format, and takes URLs for the server to fetch', { timeout: CLI_TIMEOUT }, async () => {
+  // From here on no test counts the server's uploads, and each writes into a folder of its
+  // own: these run at once (consecutive concurrent tests run together; the ones above do not).
+  it('passes the output options, names the file by its format, and takes URLs for the server to fetch', { timeout: CLI_TIMEOUT, concurrent: true }, async () => {
     const out = join(work, 'options');
     const run = await remove([join(work, 'photos', 'ball.jpg'), `${hostOrigin}/catalogue/Blue%20Shoe.webp`, '-o', out, '--format', 'webp', '--max-width', '100', '--crop']);
     expect(run.code, run.stdout + run.stderr).toBe(0);
@@ -122,11 +124,15 @@ describe('cutout remove', () => {
     expect(Math.abs(ball.width! / ball.height! - 1)).toBeLessThan(0.15);
   });
 
-  it('--format auto names each file by what came (PNG with transparency, JPEG without); --format zip writes the archive as it came', { timeout: CLI_TIMEOUT }, async () => {
+  it('--format auto names each file by what came (PNG with transparency, JPEG without); --format zip writes the archive as it came', { timeout: CLI_TIMEOUT, concurrent: true }, async () => {
     const out = join(work, 'auto');
     const ball = join(work, 'photos', 'ball.jpg');
-    const transparent = await remove([ball, '-o', join(out, 'cut'), '--format', 'auto']);
-    const onColour = await remove([ball, '-o', join(out, 'flat'), '--format', 'auto', '--bg-color', '2050c0']);
+    // Three runs into folders of their own, at once; the run that skips comes after its folder's.
+    const [transparent, onColour, zipped] = await Promise.all([
+      remove([ball, '-o', join(out, 'cut'), '--format', 'auto']),
+      remove([ball, '-o', join(out, 'flat'), '--format', 'auto', '--bg-color', '2050c0']),
+      remove([ball, '-o', join(out, 'zip'), '--format', 'zip']),
+    ]);
     expect([transparent.code, onColour.code], transparent.stdout + transparent.stderr + onColour.stdout + onColour.stderr).toEqual([0, 0]);
     expect(await readdir(join(out, 'cut'))).toEqual(['ball.png']);
     expect(await readdir(join(out, 'flat'))).toEqual(['ball.jpg']);
@@ -137,7 +143,6 @@ describe('cutout remove', () => {
     const again = await remove([ball, '-o', join(out, 'flat'), '--format', 'auto', '--bg-color', '2050c0', '--skip-existing']);
     expect(again.stdout).toMatch(/^0 written, 1 skipped, 0 failed in /m);
 
-    const zipped = await remove([ball, '-o', join(out, 'zip'), '--format', 'zip']);
     expect(zipped.code, zipped.stdout + zipped.stderr).toBe(0);
     expect(await readdir(join(out, 'zip'))).toEqual(['ball.zip']);
     const archive = unzipSync(await readFile(join(out, 'zip', 'ball.zip')));
@@ -146,7 +151,7 @@ describe('cutout remove', () => {
     expect(await sharp(archive['alpha.png']).metadata()).toMatchObject({ format: 'png', width: 320, height: 240 });
   });
 
-  it('refuses a bad command line with exit 2 and says why', async () => {
+  it('refuses a bad command line with exit 2 and says why', { concurrent: true }, async () => {
     const [noToken, badFormat, noOutput, nothing] = await Promise.all([
       remove([join(work, 'photos'), '-o', join(work, 'x')], { CUTOUT_TOKEN_ID: '' }),
       remove([join(work, 'photos'), '-o', join(work, 'x'), '--format', 'gif']),
@@ -162,7 +167,7 @@ describe('cutout remove', () => {
   });
 
   // script(1) is util-linux's (bsdutils on Debian), there on any Debian machine.
-  it.skipIf(!existsSync('/usr/bin/script'))('on a terminal, shows a progress bar with done/total, rate and time left, then the summary', { timeout: CLI_TIMEOUT }, async () => {
+  it.skipIf(!existsSync('/usr/bin/script'))('on a terminal, shows a progress bar with done/total, rate and time left, then the summary', { timeout: CLI_TIMEOUT, concurrent: true }, async () => {
     const out = join(work, 'tty');
     const command = ['node', '--import', 'tsx', 'src/cli/main.ts', 'remove', join(work, 'photos', 'ball.jpg'), '-o', out].map((word) => `'${word}'`).join(' ');
     // util-linux's script(1) gives the CLI a pseudo-terminal, as a person's shell would.
