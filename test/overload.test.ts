@@ -99,7 +99,7 @@ describe.skipIf(!redisUrl)('rate limit shared through Redis', { concurrent: true
       expect(refused.statusCode).toBe(429);
       expect(refused.json().code).toBe('rate_limited');
     } finally {
-      // At once: each takes seconds to stop its jobs' Redis worker.
+      // At once: closing an app with Redis waits for its jobs' BullMQ worker to let go.
       await Promise.all([b.close(), a.close()]);
     }
   });
