@@ -7,6 +7,7 @@ import type { InferenceQueue } from '../inference/inference-queue.js';
 import type { DrainState } from '../lifecycle/drain-state.js';
 import type { ModelService } from '../model/model-service.js';
 import type { ClaimedJobItem, JobRecord } from '../store/job-records.js';
+import { bullmqConnection, WORKER_DRAIN_DELAY_SECONDS } from './bullmq-settings.js';
 import { fleetPriority, PRIORITY_LIMIT } from './fleet-priority.js';
 import type { JobWork } from './job-work.js';
 import { ItemStop, runJobItem, type ItemRunParts } from './run-job-item.js';
@@ -108,9 +109,7 @@ export class FleetRunner implements JobWork {
     this.#parts = parts;
     const { config, log } = parts;
     this.#concurrency = parts.inFlight ?? config.inferenceConcurrency;
-    // BullMQ's own connections: its worker blocks on Redis and must retry for ever, which the
-    // app's fail-fast connection (`open-redis.ts`) does not.
-    const connection = { url: config.redisUrl, maxRetriesPerRequest: null };
+    const connection = bullmqConnection(config.redisUrl);
     // An entry ends when its item does; the store keeps what happened to it.
     const defaultJobOptions = { removeOnComplete: true, removeOnFail: true };
     this.#queue = new Queue<ItemRef>(config.jobQueue, { connection, defaultJobOptions });
@@ -119,6 +118,7 @@ export class FleetRunner implements JobWork {
     this.#worker = new Worker<ItemRef>(config.jobQueue, null, {
       connection,
       autorun: false,
+      drainDelay: WORKER_DRAIN_DELAY_SECONDS,
       lockDuration: config.jobStalledMs,
       stalledInterval: config.jobStalledMs,
       maxStalledCount: BULLMQ_STALLED_LIMIT,
@@ -268,6 +268,8 @@ export class FleetRunner implements JobWork {
         entry = await this.#worker.getNextJob(token);
         this.#redisAway = false;
       } catch (error) {
+        // Closing ends the fetch under way with "Connection is closed".
+        if (this.#closed) break;
         this.#lostRedis(error);
         await sleep(RETRY_DELAY_MS);
         continue;

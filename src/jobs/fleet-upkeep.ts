@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, Worker } from 'bullmq';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
+import { bullmqConnection, WORKER_DRAIN_DELAY_SECONDS } from './bullmq-settings.js';
 import type { FleetRunner } from './fleet-runner.js';
 import { sweepEveryMs, type JobSweeper } from './job-sweeper.js';
 
@@ -40,7 +41,7 @@ export class FleetUpkeep {
   constructor(parts: FleetUpkeepParts) {
     this.#parts = parts;
     const { config, log } = parts;
-    const connection = { url: config.redisUrl, maxRetriesPerRequest: null };
+    const connection = bullmqConnection(config.redisUrl);
     const name = `${config.jobQueue}-upkeep`;
     this.#schedules = new Map([
       ['reconcile', config.jobReconcileMs],
@@ -48,7 +49,7 @@ export class FleetUpkeep {
     ]);
     this.#queue = new Queue(name, { connection, defaultJobOptions: { removeOnComplete: true, removeOnFail: true } });
     this.#queue.on('error', (error) => log.debug({ err: error }, 'the jobs\' upkeep queue lost Redis'));
-    this.#worker = new Worker(name, (job) => this.#run(job.name as UpkeepTask), { connection, autorun: false });
+    this.#worker = new Worker(name, (job) => this.#run(job.name as UpkeepTask), { connection, autorun: false, drainDelay: WORKER_DRAIN_DELAY_SECONDS });
     this.#worker.on('error', (error) => this.#lostRedis(error));
     this.#worker.on('failed', (job, error) => log.warn({ err: error, task: job?.name }, 'a scheduled jobs upkeep failed; it runs again at its next time'));
   }
