@@ -17,6 +17,7 @@ import { ProbeLogController } from './http/probe-log-controller.js';
 import { healthRoutes } from './http/health-routes.js';
 import { jobsPlugin } from './jobs/jobs-plugin.js';
 import { servicesPlugin, type Services } from './http/services.js';
+import { unusedConnectionsPlugin } from './lifecycle/unused-connections.js';
 import { redisPlugin } from './redis/redis-plugin.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -58,6 +59,7 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
   });
 
   await app.register(servicesPlugin, services);
+  await app.register(unusedConnectionsPlugin);
   await app.register(redisPlugin);
   await app.register(errorHandlerPlugin);
   await app.register(metricsPlugin);

@@ -24,10 +24,7 @@ describe('the TypeScript SDK against a running Cutout', () => {
 
   beforeAll(async () => {
     [cutout, photo] = await Promise.all([
-      // A short grace for the stop in afterAll: the uploads the abort and timeout tests cut
-      // off are logged as refused but never as completed, and the server waits the whole
-      // grace (30 s by default) for them before it exits. Nothing else is in flight by then.
-      startServedCutout({ CUTOUT_MANAGED_TOKEN_TTL: String(TTL_SECONDS), CUTOUT_QUEUE_MAX: '0', CUTOUT_RATE_LIMIT: '0', CUTOUT_URL_ALLOW_PRIVATE: 'true', CUTOUT_SHUTDOWN_GRACE_MS: '1000' }),
+      startServedCutout({ CUTOUT_MANAGED_TOKEN_TTL: String(TTL_SECONDS), CUTOUT_QUEUE_MAX: '0', CUTOUT_RATE_LIMIT: '0', CUTOUT_URL_ALLOW_PRIVATE: 'true' }),
       makePhoto('jpeg', 640, 480),
     ]);
     imageHost = createServer((_request, response) => response.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo));
