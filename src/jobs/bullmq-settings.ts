@@ -12,7 +12,7 @@ export function bullmqConnection(redisUrl: string): ConnectionOptions {
 /**
  * BullMQ's `drainDelay` for both workers: the seconds a fetch blocks on Redis while the queue is
  * empty. A worker's close waits for the fetch under way to return, so this is what stopping an
- * idle replica waits for, per worker (BullMQ's default of 5 made a SIGTERM wait about 4 s); an
- * idle replica asks Redis once a second instead of once in five.
+ * idle replica waits for, per worker (BullMQ's default is 5); an idle replica asks Redis once a
+ * second instead of once in five.
  */
 export const WORKER_DRAIN_DELAY_SECONDS = 1;
