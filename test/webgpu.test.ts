@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -22,9 +23,14 @@ const lavapipe = vulkanDrivers().find((driver) => driver.software && /lvp/.test(
 const run = lavapipe !== undefined || Boolean(process.env.CI);
 const MODEL = `isnet-${SIDE}`;
 
+/** The data directories this file made (each holds an assembled model): removed at its end. */
+const dataDirs: string[] = [];
+afterAll(() => Promise.all(dataDirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+
 /** A data directory with a token and the small model installed as MODEL. */
 async function dataDirWithModel(prefix: string): Promise<{ dataDir: string; tokenId: string }> {
   const made = await freshDataDir(prefix);
+  dataDirs.push(made.dataDir);
   await installModel(made.dataDir, MODEL, await isnetAtSize(join(tmpdir(), 'cutout-test-model'), SIDE), { ...ISNET_PROCESSING, inputSize: SIDE });
   return made;
 }
