@@ -78,6 +78,7 @@ export interface ModelThreadsSetting {
  */
 export function modelThreads(cores: number, setting: ModelThreadsSetting, hardwareGpu: () => boolean): { sessions: number; threads: number } {
   const gpu = setting.provider === 'auto' ? hardwareGpu() : setting.provider !== 'cpu';
-  const sessions = setting.sessions ?? threadDefaults(cores, { gpu }).inferenceSessions;
-  return { sessions, threads: setting.threads ?? Math.max(1, Math.floor(Math.max(1, Math.floor(cores)) / sessions)) };
+  const count = Math.max(1, Math.floor(cores));
+  const sessions = setting.sessions ?? threadDefaults(count, { gpu }).inferenceSessions;
+  return { sessions, threads: setting.threads ?? Math.max(1, Math.floor(count / sessions)) };
 }
