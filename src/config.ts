@@ -8,8 +8,8 @@ import { modelThreads, threadDefaults } from './threads/thread-defaults.cjs';
 const MB = 1024 * 1024;
 
 /**
- * This host's thread defaults on the CPU, from its cores. Where the model may run on a GPU,
- * loadConfig replaces the model's two (modelThreads).
+ * This host's thread defaults, from its cores. The model's sessions and threads have no
+ * default in the schema: loadConfig chooses them with the provider (modelThreads).
  */
 const HOST_THREADS = threadDefaults(availableParallelism());
 
@@ -108,14 +108,12 @@ export const ConfigSchema = Type.Object({
   }),
   inferenceThreads: Type.Integer({
     env: 'CUTOUT_INFERENCE_THREADS',
-    default: HOST_THREADS.inferenceThreads,
     minimum: 1,
     description:
       'Threads ONNX Runtime uses inside one model run. Default: the cores shared out among the sessions (CUTOUT_INFERENCE_CONCURRENCY, given or default), ⌊cores / sessions⌋: 2 on 2 cores and on 16, 8 on 64; every core where the model may run on a GPU.',
   }),
   inferenceConcurrency: Type.Integer({
     env: 'CUTOUT_INFERENCE_CONCURRENCY',
-    default: HOST_THREADS.inferenceSessions,
     minimum: 1,
     maximum: 64,
     description:
@@ -346,8 +344,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = 
     raw[field.key] = schema.type === 'array' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value.trim();
   }
   for (const [key, value] of Object.entries(overrides)) if (value !== undefined) raw[key] = value;
-  const givenSessions = 'inferenceConcurrency' in raw;
-  const givenThreads = 'inferenceThreads' in raw;
   for (const field of describeConfig()) {
     const schema = ConfigSchema.properties[field.key];
     const value = field.key in raw ? Value.Convert(schema, raw[field.key]) : Value.Default(schema, undefined);
@@ -359,13 +355,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: Partial<Config> = 
     }
     raw[field.key] = value;
   }
+  // Left undefined above when not given: their defaults depend on the provider.
   const model = modelThreads(
     availableParallelism(),
-    {
-      provider: raw.executionProvider as string,
-      sessions: givenSessions ? (raw.inferenceConcurrency as number) : undefined,
-      threads: givenThreads ? (raw.inferenceThreads as number) : undefined,
-    },
+    { provider: raw.executionProvider as string, sessions: raw.inferenceConcurrency as number | undefined, threads: raw.inferenceThreads as number | undefined },
     () => gpuHint(env).hardware,
   );
   raw.inferenceConcurrency = model.sessions;

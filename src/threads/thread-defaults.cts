@@ -16,6 +16,9 @@ export interface ThreadDefaults {
   libuvThreads: number;
 }
 
+/** The cores shared out among `sessions`, at least one thread each. */
+const threadsPerSession = (cores: number, sessions: number) => Math.max(1, Math.floor(cores / sessions));
+
 /** The most model sessions a default starts: past it, more cores go to each session's threads. */
 export const MAX_DEFAULT_SESSIONS = 8;
 
@@ -49,7 +52,7 @@ export function threadDefaults(cores: number, { gpu = false }: { gpu?: boolean }
   const inferenceSessions = gpu ? 1 : Math.min(MAX_DEFAULT_SESSIONS, Math.max(1, Math.floor(count / 2)));
   return {
     inferenceSessions,
-    inferenceThreads: Math.max(1, Math.floor(count / inferenceSessions)),
+    inferenceThreads: threadsPerSession(count, inferenceSessions),
     finishThreads: Math.max(1, Math.floor(count / 2)),
     heicThreads: Math.max(2, Math.floor(count / 2)),
     libuvThreads: Math.max(4, count),
@@ -80,5 +83,5 @@ export function modelThreads(cores: number, setting: ModelThreadsSetting, hardwa
   const gpu = setting.provider === 'auto' ? hardwareGpu() : setting.provider !== 'cpu';
   const count = Math.max(1, Math.floor(cores));
   const sessions = setting.sessions ?? threadDefaults(count, { gpu }).inferenceSessions;
-  return { sessions, threads: setting.threads ?? Math.max(1, Math.floor(count / sessions)) };
+  return { sessions, threads: setting.threads ?? threadsPerSession(count, sessions) };
 }
